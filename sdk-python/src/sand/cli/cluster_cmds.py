@@ -1,0 +1,7 @@
+"""Cluster commands: up, down, status."""
+
+from __future__ import annotations
+
+import click
+
+COMMANDS: list[click.Command] = []
