@@ -1,0 +1,42 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+SHELL := /bin/bash
+VENV  := .venv
+SAND  := $(VENV)/bin/sand
+PY    := $(VENV)/bin/python
+# The test suite runs its own cluster in its own state dir, on its own ports.
+TEST_STATE ?= $(CURDIR)/build/test-state
+
+.PHONY: setup run stop status test lint unit integration java-test clean
+
+setup:
+	@bash deploy/setup.sh
+
+run: setup
+	@bash deploy/run-example.sh
+
+stop:
+	@$(SAND) down
+
+status:
+	@$(SAND) status
+
+lint: setup
+	$(VENV)/bin/ruff check sdk-python workflows grain-worker tests
+	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests
+	$(VENV)/bin/mypy sdk-python/src workflows/src grain-worker/src
+	mvn -q -B spotless:check
+
+java-test: setup
+	mvn -q -B test
+
+unit: setup
+	$(VENV)/bin/pytest -q -m "not integration" tests
+
+integration: setup
+	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration tests
+
+test: lint java-test unit integration
+
+clean:
+	-$(SAND) down
+	rm -rf build target */target

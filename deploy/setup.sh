@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# One idempotent set-up for a fresh Debian 12 machine of this kind: installs
+# everything the stack needs from the package registries. Each step checks
+# whether its result is already there and up to date, so a second run does
+# nothing and finishes in seconds.
+#
+#   bash deploy/setup.sh          # everything
+#   SAND_SETUP_SKIP=rootfs ...    # skip steps by name (comma separated)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+lib=$root/deploy/lib
+venv=$root/.venv
+skip=",${SAND_SETUP_SKIP:-},"
+
+step() { printf '\033[1m%-10s\033[0m %s\n' "$1" "$2"; }
+skipped() { [[ $skip == *",$1,"* ]]; }
+# newer_than TARGET PATHS...: true if TARGET is missing or any file under PATHS is newer.
+newer_than() {
+  local target=$1; shift
+  [[ ! -e $target ]] && return 0
+  [[ -n $(find "$@" -newer "$target" -type f -print -quit 2>/dev/null) ]]
+}
+
+# --- Debian packages ---------------------------------------------------------
+debs=(redis-server nginx docker.io containerd runc thrift-compiler librdkafka-dev
+      debootstrap openjdk-17-jdk-headless maven python3-venv curl ca-certificates)
+missing=()
+for pkg in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  step debian "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # policy-rc.d keeps the packages' own system services from starting: our
+  # services run on their own ports under `sand up`, not as system daemons.
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  step debian "ok"
+fi
+
+# --- Kafka and Cassandra from Maven Central ----------------------------------
+for svc in kafka cassandra; do
+  if newer_than "$lib/$svc/.complete" deploy/services/pom.xml; then
+    step "$svc" "fetching from Maven Central"
+    rm -rf "$lib/$svc"
+    mvn -q -B -f deploy/services/pom.xml -P "$svc" dependency:copy-dependencies \
+      -DincludeScope=runtime -DoutputDirectory="$lib/$svc"
+    touch "$lib/$svc/.complete"
+  else
+    step "$svc" "ok"
+  fi
+done
+
+# --- Python virtual environment ----------------------------------------------
+stamp=$venv/.sand-installed
+if [[ ! -x $venv/bin/python ]] || newer_than "$stamp" deploy/requirements.txt \
+     sdk-python/pyproject.toml workflows/pyproject.toml grain-worker/pyproject.toml; then
+  step python "installing pinned packages into .venv"
+  [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
+  "$venv/bin/pip" install -q -r deploy/requirements.txt
+  "$venv/bin/pip" install -q --no-deps -e workflows -e sdk-python -e grain-worker
+  touch "$stamp"
+else
+  step python "ok"
+fi
+
+# --- Thrift code for Python ----------------------------------------------------
+if newer_than local-bus/gen-py/.complete local-bus/src/main/thrift; then
+  step thrift "generating Python code from local-bus/src/main/thrift"
+  bash local-bus/gen-python.sh
+  touch local-bus/gen-py/.complete
+else
+  step thrift "ok"
+fi
+
+# --- Java build ----------------------------------------------------------------
+jars=(host-agent/target/host-agent.jar frontend/target/frontend.jar)
+build=0
+for jar in "${jars[@]}"; do
+  if newer_than "$jar" pom.xml local-bus/pom.xml local-bus/src data-layer/pom.xml data-layer/src \
+       host-agent/pom.xml host-agent/src frontend/pom.xml frontend/src; then build=1; fi
+done
+if ((build)); then
+  step java "building (mvn package)"
+  mvn -q -B -DskipTests package
+else
+  step java "ok"
+fi
+
+# --- Sandbox base image root file system -----------------------------------------
+if skipped rootfs; then
+  step rootfs "skipped"
+elif [[ ! -s $lib/sandbox/rootfs.tar ]] || newer_than "$lib/sandbox/rootfs.tar" deploy/build-rootfs.sh; then
+  step rootfs "building the sandbox root file system (debootstrap, about a minute)"
+  bash deploy/build-rootfs.sh "$lib/sandbox/rootfs.tar"
+else
+  step rootfs "ok"
+fi
+step done "set-up complete"

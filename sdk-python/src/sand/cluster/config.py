@@ -1,0 +1,256 @@
+"""Typed, layered configuration of a single-host cluster.
+
+Layers, later wins: the committed ``defaults.toml`` beside this module, a
+config file, ``SAND_<SECTION>_<KEY>`` environment variables, explicit
+overrides (tests). Everything is validated once, here, into frozen values.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_DEFAULTS = Path(__file__).with_name("defaults.toml")
+_DOCKER_MODES = ("managed", "external", "off")
+
+
+class ConfigError(Exception):
+    """A configuration value is missing or breaks a rule; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ports:
+    kafka: int
+    kafka_controller: int
+    cassandra_cql: int
+    cassandra_storage: int
+    cassandra_jmx: int
+    frontends: tuple[int, ...]
+    host_agent: int
+    nginx: int
+
+    def named(self) -> dict[str, int]:
+        """Every TCP port the cluster listens on, by the service that owns it."""
+        named = {
+            "kafka": self.kafka,
+            "kafka controller": self.kafka_controller,
+            "cassandra cql": self.cassandra_cql,
+            "cassandra storage": self.cassandra_storage,
+            "cassandra jmx": self.cassandra_jmx,
+            "host-agent": self.host_agent,
+            "nginx": self.nginx,
+        }
+        for index, port in enumerate(self.frontends, start=1):
+            named[f"frontend-{index}"] = port
+        return named
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterConfig:
+    """The resolved configuration of one single-host cluster."""
+
+    home: Path  # the source checkout: jars, deploy/ templates, the venv
+    state_dir: Path
+    host_id: str
+    ready_timeout_s: float
+    stop_timeout_s: float
+    ports: Ports
+    redis_maxmemory_mb: int
+    kafka_heap_mb: int
+    kafka_partitions: int
+    cassandra_heap_mb: int
+    docker_mode: str
+    docker_host: str
+    base_image: str
+    frontend_heap_mb: int
+    max_payload_kb: int
+    host_agent_heap_mb: int
+
+    @property
+    def run_dir(self) -> Path:
+        return self.state_dir / "run"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.state_dir / "conf"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.state_dir / "data"
+
+    @property
+    def redis_socket(self) -> Path:
+        return self.run_dir / "redis.sock"
+
+    @property
+    def docker_url(self) -> str:
+        """The Docker Engine address the host agent and `sand` talk to."""
+        if self.docker_mode == "managed":
+            return f"unix://{self.run_dir / 'docker.sock'}"
+        return self.docker_host
+
+    @property
+    def kafka_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.ports.kafka}"
+
+    @property
+    def gateway_url(self) -> str:
+        """The HTTP entry point of the cluster (nginx)."""
+        return f"http://127.0.0.1:{self.ports.nginx}"
+
+
+def default_home() -> Path:
+    """The checkout this package was installed from (editable install)."""
+    env = os.environ.get("SAND_HOME")
+    if env:
+        return Path(env).resolve()
+    # sdk-python/src/sand/cluster/config.py -> repository root
+    return Path(__file__).resolve().parents[4]
+
+
+def load_config(
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> ClusterConfig:
+    """Resolve every layer into a validated ``ClusterConfig``.
+
+    Raises ``ConfigError`` naming the file, section and key of a bad value.
+    """
+    env = os.environ if env is None else env
+    layers: dict[str, dict[str, Any]] = _read_toml(_DEFAULTS)
+    config_file = config_file or (Path(env["SAND_CONFIG"]) if env.get("SAND_CONFIG") else None)
+    if config_file is not None:
+        _merge(layers, _read_toml(config_file), str(config_file))
+    _merge(layers, _env_layer(env, layers), "environment")
+    if overrides:
+        _merge(layers, {k: dict(v) for k, v in overrides.items()}, "overrides")
+    return _build(layers)
+
+
+def _read_toml(path: Path) -> dict[str, dict[str, Any]]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} does not exist") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path}: {exc}") from exc
+
+
+def _merge(base: dict[str, dict[str, Any]], layer: Mapping[str, Any], origin: str) -> None:
+    for section, values in layer.items():
+        if section not in base or not isinstance(values, Mapping):
+            raise ConfigError(f"{origin}: unknown section [{section}]")
+        for key, value in values.items():
+            if key not in base[section]:
+                raise ConfigError(f"{origin}: unknown key {section}.{key}")
+            base[section][key] = value
+
+
+def _env_layer(env: Mapping[str, str], known: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    layer: dict[str, dict[str, Any]] = {}
+    if "SAND_STATE_DIR" in env:
+        layer.setdefault("cluster", {})["state_dir"] = env["SAND_STATE_DIR"]
+    for section, keys in known.items():
+        for key, default in keys.items():
+            name = f"SAND_{section}_{key}".upper()
+            if name in env:
+                layer.setdefault(section, {})[key] = _parse_env(name, env[name], default)
+    return layer
+
+
+def _parse_env(name: str, raw: str, default: Any) -> Any:
+    try:
+        if isinstance(default, bool):
+            return raw.lower() in ("1", "true", "yes", "on")
+        if isinstance(default, int):
+            return int(raw)
+        if isinstance(default, float):
+            return float(raw)
+        if isinstance(default, list):
+            return [int(part) for part in raw.split(",") if part.strip()]
+    except ValueError as exc:
+        raise ConfigError(f"environment {name}={raw!r}: expected {type(default).__name__}") from exc
+    return raw
+
+
+def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
+    c, r, k, cas, d, f, h, n = (
+        raw["cluster"],
+        raw["redis"],
+        raw["kafka"],
+        raw["cassandra"],
+        raw["docker"],
+        raw["frontend"],
+        raw["host_agent"],
+        raw["nginx"],
+    )
+    frontends = tuple(_port(f"frontend.ports[{i}]", p) for i, p in enumerate(f["ports"]))
+    if not frontends:
+        raise ConfigError("frontend.ports must list at least one port, got []")
+    ports = Ports(
+        kafka=_port("kafka.port", k["port"]),
+        kafka_controller=_port("kafka.controller_port", k["controller_port"]),
+        cassandra_cql=_port("cassandra.cql_port", cas["cql_port"]),
+        cassandra_storage=_port("cassandra.storage_port", cas["storage_port"]),
+        cassandra_jmx=_port("cassandra.jmx_port", cas["jmx_port"]),
+        frontends=frontends,
+        host_agent=_port("host_agent.port", h["port"]),
+        nginx=_port("nginx.port", n["port"]),
+    )
+    named = ports.named()
+    if len(set(named.values())) != len(named):
+        seen: dict[int, str] = {}
+        for owner, port in named.items():
+            if port in seen:
+                raise ConfigError(f"port {port} is given to both {seen[port]} and {owner}")
+            seen[port] = owner
+    if d["mode"] not in _DOCKER_MODES:
+        raise ConfigError(f"docker.mode must be one of {', '.join(_DOCKER_MODES)}, got {d['mode']!r}")
+    if d["mode"] == "external" and not d["host"]:
+        raise ConfigError("docker.host must be set when docker.mode is 'external'")
+    return ClusterConfig(
+        home=default_home(),
+        state_dir=Path(str(c["state_dir"])).expanduser().resolve(),
+        host_id=_name("cluster.host_id", c["host_id"]),
+        ready_timeout_s=_positive("cluster.ready_timeout_s", c["ready_timeout_s"]),
+        stop_timeout_s=_positive("cluster.stop_timeout_s", c["stop_timeout_s"]),
+        ports=ports,
+        redis_maxmemory_mb=int(_positive("redis.maxmemory_mb", r["maxmemory_mb"])),
+        kafka_heap_mb=int(_positive("kafka.heap_mb", k["heap_mb"])),
+        kafka_partitions=int(_positive("kafka.partitions", k["partitions"])),
+        cassandra_heap_mb=int(_positive("cassandra.heap_mb", cas["heap_mb"])),
+        docker_mode=d["mode"],
+        docker_host=d["host"],
+        base_image=d["base_image"],
+        frontend_heap_mb=int(_positive("frontend.heap_mb", f["heap_mb"])),
+        max_payload_kb=int(_positive("frontend.max_payload_kb", f["max_payload_kb"])),
+        host_agent_heap_mb=int(_positive("host_agent.heap_mb", h["heap_mb"])),
+    )
+
+
+def _port(key: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1024 <= value <= 65535:
+        raise ConfigError(f"{key} must be a port number from 1024 to 65535, got {value!r}")
+    return value
+
+
+def _positive(key: str, value: Any) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{key} must be a number > 0, got {value!r}")
+    return float(value)
+
+
+def _name(key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value or not value.replace("-", "").isalnum():
+        raise ConfigError(f"{key} must be letters, digits and '-', got {value!r}")
+    return value

@@ -1,0 +1,328 @@
+"""The services of a single-host cluster: how each is configured, started and probed.
+
+This module only *describes* services (``ServiceSpec``); ``supervisor`` runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+
+from sand.cluster import probes
+from sand.cluster.config import ClusterConfig
+
+KAFKA_MAIN = "kafka.Kafka"
+KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool"
+CASSANDRA_MAIN = "org.apache.cassandra.service.CassandraDaemon"
+
+
+class PrerequisiteError(Exception):
+    """Something `sand up` needs is not installed; the message says what and how."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceSpec:
+    """How to run one service process and how to tell that it is ready."""
+
+    name: str
+    argv: tuple[str, ...]
+    address: str
+    log: Path
+    health: probes.Probe
+    ports: tuple[int, ...] = ()
+    # A line the service prints once ready; None = ready as soon as `health` passes.
+    ready_marker: str | None = None
+    needs: tuple[str, ...] = ()  # names of binaries or files that must exist
+    prepare: Callable[[], None] | None = field(default=None, compare=False)
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def build_services(config: ClusterConfig) -> list[ServiceSpec]:
+    """Every service of the cluster, in start order (stop runs it backwards)."""
+    services = [_redis(config)]
+    if config.docker_mode == "managed":
+        services.append(_dockerd(config))
+    services += [_kafka(config), _cassandra(config), _host_agent(config)]
+    services += [_frontend(config, i, port) for i, port in enumerate(config.ports.frontends, 1)]
+    services.append(_nginx(config))
+    return services
+
+
+def check_prerequisites(services: list[ServiceSpec]) -> None:
+    """Raise ``PrerequisiteError`` listing everything missing, with the fix."""
+    missing: list[str] = []
+    for spec in services:
+        for need in spec.needs:
+            if "/" in need:
+                if not Path(need).exists():
+                    missing.append(f"{spec.name}: {need} does not exist")
+            elif shutil.which(need) is None:
+                missing.append(f"{spec.name}: command '{need}' not found on PATH")
+    if missing:
+        raise PrerequisiteError(
+            "missing prerequisites (run `make setup` to install them):\n  " + "\n  ".join(missing)
+        )
+
+
+def write_cluster_json(config: ClusterConfig) -> Path:
+    """The resolved config the Java services and grain workers read."""
+    path = config.conf_dir / "cluster.json"
+    document = {
+        "state_dir": str(config.state_dir),
+        "host_id": config.host_id,
+        "redis": {"socket": str(config.redis_socket)},
+        "kafka": {"bootstrap": config.kafka_bootstrap},
+        "cassandra": {
+            "contact_point": f"127.0.0.1:{config.ports.cassandra_cql}",
+            "datacenter": "datacenter1",
+            "keyspace": "sand",
+        },
+        "docker": {
+            "host": config.docker_url,
+            "enabled": config.docker_mode != "off",
+            "base_image": config.base_image,
+        },
+        "frontend": {"ports": list(config.ports.frontends), "max_payload_kb": config.max_payload_kb},
+        "host_agent": {"port": config.ports.host_agent},
+        "nginx": {"port": config.ports.nginx},
+        "home": str(config.home),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
+def _write_cluster_json_quietly(config: ClusterConfig) -> None:
+    write_cluster_json(config)
+
+
+def _render(config: ClusterConfig, template: str, target: str, **extra: str) -> Path:
+    values = {
+        "run_dir": str(config.run_dir),
+        "logs_dir": str(config.logs_dir),
+        "redis_socket": str(config.redis_socket),
+        "redis_dir": str(config.data_dir / "redis"),
+        "redis_maxmemory_mb": str(config.redis_maxmemory_mb),
+        "kafka_port": str(config.ports.kafka),
+        "kafka_controller_port": str(config.ports.kafka_controller),
+        "kafka_dir": str(config.data_dir / "kafka"),
+        "kafka_partitions": str(config.kafka_partitions),
+        "cassandra_dir": str(config.data_dir / "cassandra"),
+        "cassandra_cql_port": str(config.ports.cassandra_cql),
+        "cassandra_storage_port": str(config.ports.cassandra_storage),
+        "nginx_dir": str(config.state_dir / "nginx"),
+        "nginx_port": str(config.ports.nginx),
+        **extra,
+    }
+    text = Template((config.home / "deploy" / "conf" / template).read_text()).substitute(values)
+    path = config.conf_dir / target
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _lib(config: ClusterConfig, name: str) -> Path:
+    return config.home / "deploy" / "lib" / name
+
+
+def _log(config: ClusterConfig, name: str) -> Path:
+    return config.logs_dir / f"{name}.log"
+
+
+def _redis(config: ClusterConfig) -> ServiceSpec:
+    conf = config.conf_dir / "redis.conf"
+
+    def prepare() -> None:
+        (config.data_dir / "redis").mkdir(parents=True, exist_ok=True)
+        _render(config, "redis.conf", "redis.conf")
+
+    return ServiceSpec(
+        name="redis",
+        argv=("redis-server", str(conf)),
+        address=f"unix:{config.redis_socket}",
+        log=_log(config, "redis"),
+        health=probes.redis_ping(config.redis_socket),
+        needs=("redis-server",),
+        prepare=prepare,
+    )
+
+
+def _dockerd(config: ClusterConfig) -> ServiceSpec:
+    root = config.data_dir / "docker"
+    sock = config.run_dir / "docker.sock"
+    return ServiceSpec(
+        name="dockerd",
+        # Sandboxes talk to the host only through unix sockets mounted into them,
+        # so the engine needs no bridge and no iptables rules (which would also
+        # collide with a system dockerd on the same machine).
+        argv=(
+            "dockerd",
+            f"--data-root={root}",
+            f"--exec-root={config.run_dir / 'docker-exec'}",
+            f"--host=unix://{sock}",
+            f"--pidfile={config.run_dir / 'dockerd.pid'}",
+            "--bridge=none",
+            "--iptables=false",
+            "--ip-masq=false",
+        ),
+        address=f"unix://{sock}",
+        log=_log(config, "dockerd"),
+        health=probes.docker_ping(sock),
+        needs=("dockerd", "containerd", "runc"),
+        prepare=lambda: root.mkdir(parents=True, exist_ok=True),
+    )
+
+
+def _kafka(config: ClusterConfig) -> ServiceSpec:
+    lib = _lib(config, "kafka")
+    conf = config.conf_dir / "kafka.properties"
+    log4j = config.home / "deploy" / "conf" / "log4j2.properties"
+    data = config.data_dir / "kafka"
+
+    def prepare() -> None:
+        _render(config, "kafka.properties", "kafka.properties")
+        if not (data / "meta.properties").exists():
+            # KRaft storage is formatted once per data dir, with a fresh cluster id.
+            data.mkdir(parents=True, exist_ok=True)
+            cluster_id = uuid.uuid4().hex[:22]
+            subprocess.run(
+                ["java", "-cp", f"{lib}/*", f"-Dlog4j2.configurationFile={log4j}",
+                 KAFKA_STORAGE_TOOL, "format", "-t", cluster_id, "-c", str(conf)],
+                check=True, capture_output=True, timeout=120,
+            )  # fmt: skip
+
+    return ServiceSpec(
+        name="kafka",
+        argv=(
+            "java",
+            f"-Xms{config.kafka_heap_mb}m",
+            f"-Xmx{config.kafka_heap_mb}m",
+            "-XX:+UseG1GC",
+            f"-Dlog4j2.configurationFile={log4j}",
+            f"-Dsand.state={config.state_dir}",
+            "-cp",
+            f"{lib}/*",
+            KAFKA_MAIN,
+            str(conf),
+        ),
+        address=config.kafka_bootstrap,
+        log=_log(config, "kafka"),
+        health=probes.kafka_metadata(config.kafka_bootstrap),
+        ports=(config.ports.kafka, config.ports.kafka_controller),
+        ready_marker="Kafka Server started",
+        needs=("java", str(lib / "kafka_2.13-4.1.0.jar")),
+        prepare=prepare,
+    )
+
+
+def _cassandra(config: ClusterConfig) -> ServiceSpec:
+    lib = _lib(config, "cassandra")
+    conf_dir = config.conf_dir / "cassandra"
+    data = config.data_dir / "cassandra"
+    deploy_conf = config.home / "deploy" / "conf"
+    options = [
+        line.strip()
+        for line in (deploy_conf / "cassandra-jvm17.options").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+
+    def prepare() -> None:
+        data.mkdir(parents=True, exist_ok=True)
+        _render(config, "cassandra.yaml", "cassandra/cassandra.yaml")
+        shutil.copy(deploy_conf / "logback.xml", conf_dir / "logback.xml")
+
+    return ServiceSpec(
+        name="cassandra",
+        argv=(
+            "java",
+            f"-Xms{config.cassandra_heap_mb}m",
+            f"-Xmx{config.cassandra_heap_mb}m",
+            *options,
+            f"-Dcassandra.config=file://{conf_dir / 'cassandra.yaml'}",
+            "-Dcassandra-foreground=yes",
+            f"-Dcassandra.storagedir={data}",
+            f"-Dcassandra.jmx.local.port={config.ports.cassandra_jmx}",
+            f"-Dlogback.configurationFile={conf_dir / 'logback.xml'}",
+            "-cp",
+            f"{conf_dir}:{lib}/*",
+            CASSANDRA_MAIN,
+        ),
+        address=f"127.0.0.1:{config.ports.cassandra_cql}",
+        log=_log(config, "cassandra"),
+        health=probes.cassandra_query(config.ports.cassandra_cql),
+        ports=(config.ports.cassandra_cql, config.ports.cassandra_storage, config.ports.cassandra_jmx),
+        ready_marker="Startup complete",
+        needs=("java", str(lib / "cassandra-all-5.0.5.jar")),
+        prepare=prepare,
+    )
+
+
+def _java_service(config: ClusterConfig, name: str, jar: Path, heap_mb: int) -> tuple[str, ...]:
+    # Serial GC: these are small heaps on a 2-core machine shared with Kafka and
+    # Cassandra; a concurrent collector would only add threads.
+    return (
+        "java",
+        f"-Xmx{heap_mb}m",
+        "-XX:+UseSerialGC",
+        f"-Dsand.service={name}",
+        "-jar",
+        str(jar),
+        "--config",
+        str(config.conf_dir / "cluster.json"),
+    )
+
+
+def _host_agent(config: ClusterConfig) -> ServiceSpec:
+    jar = config.home / "host-agent" / "target" / "host-agent.jar"
+    return ServiceSpec(
+        name="host-agent",
+        argv=_java_service(config, "host-agent", jar, config.host_agent_heap_mb),
+        address=f"http://127.0.0.1:{config.ports.host_agent}",
+        log=_log(config, "host-agent"),
+        health=probes.http_ok(config.ports.host_agent),
+        ports=(config.ports.host_agent,),
+        needs=("java", str(jar)),
+        prepare=lambda: _write_cluster_json_quietly(config),
+    )
+
+
+def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
+    jar = config.home / "frontend" / "target" / "frontend.jar"
+    name = f"frontend-{index}"
+    return ServiceSpec(
+        name=name,
+        argv=(*_java_service(config, name, jar, config.frontend_heap_mb), "--port", str(port)),
+        address=f"http://127.0.0.1:{port}",
+        log=_log(config, name),
+        health=probes.http_ok(port),
+        ports=(port,),
+        needs=("java", str(jar)),
+        prepare=lambda: _write_cluster_json_quietly(config),
+    )
+
+
+def _nginx(config: ClusterConfig) -> ServiceSpec:
+    conf = config.conf_dir / "nginx.conf"
+    upstream = "\n".join(f"        server 127.0.0.1:{p};" for p in config.ports.frontends)
+
+    def prepare() -> None:
+        for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (config.state_dir / "nginx" / sub).mkdir(parents=True, exist_ok=True)
+        _render(config, "nginx.conf", "nginx.conf", upstream_servers=upstream)
+
+    return ServiceSpec(
+        name="nginx",
+        argv=("nginx", "-p", str(config.state_dir / "nginx"), "-c", str(conf)),
+        address=config.gateway_url,
+        log=_log(config, "nginx"),
+        health=probes.http_ok(config.ports.nginx),
+        ports=(config.ports.nginx,),
+        needs=("nginx",),
+        prepare=prepare,
+    )

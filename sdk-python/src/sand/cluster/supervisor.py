@@ -1,0 +1,326 @@
+"""Start, stop and inspect the processes of a single-host cluster.
+
+Every service runs in its own session (process group) so that stopping it
+stops everything it spawned. Its pid and start time are kept in
+``STATE/run/<name>.pid``, so a recycled pid is never mistaken for ours.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from sand.cluster.config import ClusterConfig
+from sand.cluster.services import ServiceSpec, build_services, check_prerequisites
+
+Reporter = Callable[[str], None]
+_POLL_S = 0.1
+
+
+class StartError(Exception):
+    """A service could not be started; names it, says why and where its log is."""
+
+    def __init__(self, service: str, reason: str, log: Path | None) -> None:
+        self.service, self.reason, self.log = service, reason, log
+        where = f"\n  read its log: {log}" if log else ""
+        tail = _tail(log) if log else ""
+        super().__init__(f"{service}: {reason}{where}{tail}")
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    name: str
+    pid: int
+    ready_s: float  # from spawn to ready; 0.0 if it was already running
+    already_running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceStatus:
+    name: str
+    pid: int | None
+    address: str
+    healthy: bool
+    detail: str  # "ok", or why not
+    rss_mb: float | None
+    log: Path
+
+
+class Supervisor:
+    """Owns the lifecycle of the services of one state directory."""
+
+    def __init__(
+        self,
+        config: ClusterConfig,
+        services: list[ServiceSpec] | None = None,
+        *,
+        report: Reporter = lambda _: None,
+        after_ready: dict[str, Callable[[], None]] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._config = config
+        self._services = services if services is not None else build_services(config)
+        self._report = report
+        self._after_ready = after_ready or {}
+        self._clock = clock
+
+    @property
+    def services(self) -> list[ServiceSpec]:
+        return list(self._services)
+
+    # -- up -------------------------------------------------------------------
+
+    def up(self) -> list[Started]:
+        """Start every service that is not running and wait until all are ready.
+
+        Blocks until ready or failed. On failure stops what this call started and
+        raises ``StartError``; raises ``PrerequisiteError`` before starting anything
+        if something is not installed.
+        """
+        check_prerequisites(self._services)
+        for directory in (self._config.run_dir, self._config.logs_dir, self._config.conf_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        running = {spec.name: pid for spec in self._services if (pid := self._pid(spec.name))}
+        to_start = [spec for spec in self._services if spec.name not in running]
+        self._check_ports(to_start)
+
+        spawned: dict[str, tuple[subprocess.Popen[bytes], float]] = {}
+        results = [Started(name, pid, 0.0, True) for name, pid in running.items()]
+        try:
+            for spec in to_start:
+                self._report(f"starting {spec.name}")
+                if spec.prepare is not None:
+                    try:
+                        spec.prepare()
+                    except (OSError, subprocess.SubprocessError) as exc:
+                        raise StartError(spec.name, f"preparing failed: {exc}", spec.log) from exc
+                spawned[spec.name] = (self._spawn(spec), self._clock())
+            results += self._wait_ready(to_start, spawned)
+        except BaseException:
+            self._stop_names([s.name for s in reversed(to_start) if s.name in spawned])
+            raise
+        return results
+
+    def _spawn(self, spec: ServiceSpec) -> subprocess.Popen[bytes]:
+        spec.log.parent.mkdir(parents=True, exist_ok=True)
+        with spec.log.open("ab") as log:
+            log.write(f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S')} sand up starts {spec.name}\n".encode())
+            log.flush()
+            process = subprocess.Popen(
+                spec.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env={**os.environ, **dict(spec.env)},
+            )
+        created = psutil.Process(process.pid).create_time()
+        record = {"pid": process.pid, "create_time": created, "argv": list(spec.argv)}
+        self._pidfile(spec.name).write_text(json.dumps(record))
+        return process
+
+    def _wait_ready(
+        self,
+        specs: list[ServiceSpec],
+        spawned: dict[str, tuple[subprocess.Popen[bytes], float]],
+    ) -> list[Started]:
+        pending = {spec.name: spec for spec in specs}
+        done: list[Started] = []
+        log_offsets = {spec.name: _size(spec.log) for spec in specs}
+        while pending:
+            for name, spec in list(pending.items()):
+                process, started_at = spawned[name]
+                code = process.poll()
+                if code is not None:
+                    raise StartError(name, f"exited with status {code} before it was ready", spec.log)
+                elapsed = self._clock() - started_at
+                if _is_ready(spec, log_offsets[name]):
+                    hook = self._after_ready.get(name)
+                    if hook is not None:
+                        hook()
+                    del pending[name]
+                    done.append(Started(name, process.pid, elapsed, False))
+                    self._report(f"{name} ready in {elapsed:.1f} s")
+                elif elapsed > self._config.ready_timeout_s:
+                    reason = spec.health() or "its ready line did not appear"
+                    raise StartError(
+                        name,
+                        f"not ready within {self._config.ready_timeout_s:.0f} s ({reason})",
+                        spec.log,
+                    )
+            if pending:
+                time.sleep(_POLL_S)
+        return done
+
+    def _check_ports(self, specs: Iterable[ServiceSpec]) -> None:
+        for spec in specs:
+            for port in spec.ports:
+                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    try:
+                        probe.bind(("127.0.0.1", port))
+                    except OSError:
+                        holder = _port_holder(port)
+                        raise StartError(
+                            spec.name,
+                            f"port {port} is already in use{holder}; "
+                            f"choose another in the config (see `sand config`)",
+                            None,
+                        ) from None
+
+    # -- down -----------------------------------------------------------------
+
+    def down(self) -> list[str]:
+        """Stop every service (reverse start order) and any stray process of ours.
+
+        Blocks until they are gone. Returns the names of what was stopped.
+        """
+        stopped = self._stop_names([spec.name for spec in reversed(self._services)])
+        strays = self._strays()
+        for process in strays:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        psutil.wait_procs(strays, timeout=5)
+        return stopped
+
+    def _stop_names(self, names: list[str]) -> list[str]:
+        stopped = []
+        for name in names:
+            pid = self._pid(name)
+            if pid is not None:
+                self._report(f"stopping {name} (pid {pid})")
+                _stop_group(pid, self._config.stop_timeout_s)
+                stopped.append(name)
+            self._pidfile(name).unlink(missing_ok=True)
+        return stopped
+
+    def _strays(self) -> list[psutil.Process]:
+        """Processes whose command line names our state dir: helpers a service left."""
+        marker = str(self._config.state_dir)
+        found = []
+        for process in psutil.process_iter(["pid", "cmdline"]):
+            cmdline = process.info.get("cmdline") or []
+            if process.pid != os.getpid() and any(marker in part for part in cmdline):
+                found.append(process)
+        return found
+
+    # -- status ---------------------------------------------------------------
+
+    def status(self) -> list[ServiceStatus]:
+        """The state of every service, probed now. Never raises for a sick service."""
+        statuses = []
+        for spec in self._services:
+            pid = self._pid(spec.name)
+            if pid is None:
+                statuses.append(
+                    ServiceStatus(spec.name, None, spec.address, False, "not running", None, spec.log)
+                )
+                continue
+            problem = spec.health()
+            statuses.append(
+                ServiceStatus(
+                    name=spec.name,
+                    pid=pid,
+                    address=spec.address,
+                    healthy=problem is None,
+                    detail=problem or "ok",
+                    rss_mb=_tree_rss_mb(pid),
+                    log=spec.log,
+                )
+            )
+        return statuses
+
+    # -- pid files ------------------------------------------------------------
+
+    def _pidfile(self, name: str) -> Path:
+        return self._config.run_dir / f"{name}.pid"
+
+    def _pid(self, name: str) -> int | None:
+        """The pid of the running service, or None (a stale pid file is removed)."""
+        path = self._pidfile(name)
+        try:
+            record = json.loads(path.read_text())
+            process = psutil.Process(int(record["pid"]))
+            if abs(process.create_time() - float(record["create_time"])) < 0.5 and process.status() != psutil.STATUS_ZOMBIE:
+                return process.pid
+        except (FileNotFoundError, ValueError, KeyError, psutil.Error):
+            pass
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _is_ready(spec: ServiceSpec, log_offset: int) -> bool:
+    if spec.ready_marker is not None and not _log_has(spec.log, spec.ready_marker, log_offset):
+        return False
+    return spec.health() is None
+
+
+def _log_has(log: Path, marker: str, offset: int) -> bool:
+    try:
+        with log.open("rb") as handle:
+            handle.seek(offset)
+            return marker.encode() in handle.read()
+    except FileNotFoundError:
+        return False
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _stop_group(pid: int, timeout_s: float) -> None:
+    try:
+        members = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGTERM)
+    _gone, alive = psutil.wait_procs(members, timeout=timeout_s)
+    if alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        for process in alive:
+            with contextlib.suppress(psutil.Error):
+                process.kill()
+        psutil.wait_procs(alive, timeout=5)
+
+
+def _tree_rss_mb(pid: int) -> float | None:
+    try:
+        root = psutil.Process(pid)
+        total = root.memory_info().rss
+        for child in root.children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                total += child.memory_info().rss
+        return total / (1024 * 1024)
+    except psutil.Error:
+        return None
+
+
+def _port_holder(port: int) -> str:
+    with contextlib.suppress(psutil.Error, OSError):
+        for conn in psutil.net_connections(kind="tcp"):
+            if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN:
+                if conn.pid:
+                    return f" by pid {conn.pid} ({psutil.Process(conn.pid).name()})"
+    return ""
+
+
+def _tail(log: Path, lines: int = 15) -> str:
+    try:
+        text = log.read_text(errors="replace").splitlines()[-lines:]
+    except FileNotFoundError:
+        return ""
+    return "\n  last lines:\n    " + "\n    ".join(text) if text else ""

@@ -1,0 +1,70 @@
+"""The suite's own cluster: real Redis, Kafka, Cassandra, dockerd, nginx, frontends
+and host agent, started once per session in a private state dir on private ports
+(so a cluster started by `make run` on the default ports is left alone)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sand.cluster.config import ClusterConfig, load_config
+from sand.cluster.image import ensure_base_image
+from sand.cluster.supervisor import Supervisor
+
+# Private ports: the defaults + 10000.
+TEST_PORTS = {
+    "kafka": {"port": 29092, "controller_port": 29093},
+    "cassandra": {"cql_port": 29042, "storage_port": 27000, "jmx_port": 27199},
+    "frontend": {"ports": [28081, 28082]},
+    "host_agent": {"port": 28090},
+    "nginx": {"port": 28080},
+}
+
+
+def test_state_dir() -> Path:
+    default = Path(__file__).resolve().parents[2] / "build" / "test-state"
+    return Path(os.environ.get("SAND_TEST_STATE", default))
+
+
+def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig:
+    overrides: dict[str, dict[str, object]] = {k: dict(v) for k, v in TEST_PORTS.items()}
+    overrides.setdefault("cluster", {})["state_dir"] = str(state_dir)
+    for section, values in sections.items():
+        overrides.setdefault(section, {}).update(values)
+    return load_config(env={}, overrides=overrides)
+
+
+def our_processes(config: ClusterConfig) -> list[psutil.Process]:
+    """Every live process whose command line names the state dir."""
+    marker = str(config.state_dir)
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        if process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if any(marker in part for part in process.info.get("cmdline") or []):
+            found.append(process)
+    return found
+
+
+@pytest.fixture(scope="session")
+def cluster_config() -> ClusterConfig:
+    return make_config(test_state_dir())
+
+
+@pytest.fixture(scope="session")
+def cluster(cluster_config: ClusterConfig) -> Iterator[Supervisor]:
+    """A running, all-healthy cluster for the whole session; stopped at the end."""
+    supervisor = Supervisor(
+        cluster_config, after_ready={"dockerd": lambda: _image(cluster_config)}
+    )
+    supervisor.up()
+    yield supervisor
+    supervisor.down()
+
+
+def _image(config: ClusterConfig) -> None:
+    ensure_base_image(config)

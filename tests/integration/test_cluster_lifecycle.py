@@ -1,0 +1,120 @@
+"""`sand up` / `sand status` / `sand down` against the real services."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import docker
+import pytest
+
+from sand.cluster.config import ClusterConfig
+from sand.cluster.supervisor import Supervisor
+from tests.integration.conftest import make_config, our_processes
+
+EXPECTED = {"redis", "dockerd", "kafka", "cassandra", "host-agent", "frontend-1", "frontend-2", "nginx"}
+
+
+@pytest.mark.timeout(600)
+def test_up_reachesAllHealthy_everyServiceHasPidAndAddress(cluster: Supervisor) -> None:
+    """After up, every service of the brief runs, answers its health probe and has an address."""
+    statuses = {s.name: s for s in cluster.status()}
+    assert set(statuses) == EXPECTED
+    for status in statuses.values():
+        assert status.healthy, f"{status.name}: {status.detail}"
+        assert status.pid is not None and status.pid > 1
+        assert status.rss_mb is not None and status.rss_mb > 1
+        assert status.address
+
+
+@pytest.mark.timeout(120)
+def test_up_again_startsNothing(cluster: Supervisor) -> None:
+    """A second up on a running cluster leaves every process as it is."""
+    before = {s.name: s.pid for s in cluster.status()}
+    started = cluster.up()
+    assert all(s.already_running for s in started)
+    assert {s.name: s.pid for s in started} == before
+
+
+@pytest.mark.timeout(120)
+def test_gateway_routesToBothFrontends(cluster: Supervisor, cluster_config: ClusterConfig) -> None:
+    """nginx spreads requests over the frontends (each answers with its own port)."""
+    import requests
+
+    seen = set()
+    for _ in range(20):
+        response = requests.get(f"{cluster_config.gateway_url}/health", timeout=5)
+        assert response.status_code == 200
+        seen.add(response.json()["port"])
+    assert seen == set(cluster_config.ports.frontends)
+
+
+@pytest.mark.timeout(120)
+def test_dockerd_hasSandboxBaseImageWithPython(cluster: Supervisor, cluster_config: ClusterConfig) -> None:
+    """The managed engine holds the locally built base image and it runs Python 3."""
+    client = docker.DockerClient(base_url=cluster_config.docker_url)
+    try:
+        output = client.containers.run(
+            cluster_config.base_image,
+            ["python3", "-c", "import json, sys; print(json.dumps(sys.version_info[:2]))"],
+            remove=True,
+            network_mode="none",
+        )
+        assert json.loads(output) == [3, 11]
+    finally:
+        client.close()
+
+
+@pytest.mark.timeout(600)
+def test_statusCli_printsEveryServiceAndExitsZero(cluster: Supervisor, cluster_config: ClusterConfig,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sand status --json` lists all services healthy and exits 0."""
+    from click.testing import CliRunner
+
+    from sand.cli import cli
+
+    monkeypatch.setenv("SAND_STATE_DIR", str(cluster_config.state_dir))
+    for section, values in {
+        "KAFKA_PORT": 29092, "KAFKA_CONTROLLER_PORT": 29093, "CASSANDRA_CQL_PORT": 29042,
+        "CASSANDRA_STORAGE_PORT": 27000, "CASSANDRA_JMX_PORT": 27199, "FRONTEND_PORTS": "28081,28082",
+        "HOST_AGENT_PORT": 28090, "NGINX_PORT": 28080,
+    }.items():
+        monkeypatch.setenv(f"SAND_{section}", str(values))
+    result = CliRunner().invoke(cli, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)
+    assert {row["name"] for row in rows} == EXPECTED
+    assert all(row["healthy"] for row in rows)
+
+
+@pytest.mark.timeout(900)
+def test_down_leavesNoProcess_thenUpAgainIsHealthy(cluster: Supervisor, cluster_config: ClusterConfig) -> None:
+    """down stops every process of ours (no stray helper either); up brings all back."""
+    cluster.down()
+    assert our_processes(cluster_config) == []
+    assert all(s.pid is None for s in cluster.status())
+    cluster.up()
+    assert all(s.healthy for s in cluster.status())
+
+
+@pytest.mark.timeout(300)
+def test_up_portInUse_namesPortAndServiceAndStartsNothing(tmp_path: Path) -> None:
+    """A port held by someone else: up fails naming the port and service, leaving nothing behind."""
+    config = make_config(tmp_path / "state", nginx={"port": 38080}, host_agent={"port": 38090},
+                         frontend={"ports": [38081, 38082]},
+                         kafka={"port": 39092, "controller_port": 39093},
+                         cassandra={"cql_port": 39042, "storage_port": 37000, "jmx_port": 37199})
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 38080))
+    holder.listen()
+    try:
+        from sand.cluster.supervisor import StartError
+
+        with pytest.raises(StartError) as caught:
+            Supervisor(config).up()
+        assert caught.value.service == "nginx"
+        assert "port 38080 is already in use" in str(caught.value)
+        assert our_processes(config) == []
+    finally:
+        holder.close()

@@ -1,0 +1,72 @@
+"""Layered cluster configuration: defaults, file, environment, overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sand.cluster.config import ConfigError, load_config
+
+
+def test_defaults_avoidStandardPorts() -> None:
+    """No default port is the standard port of Redis, Kafka, Cassandra, nginx, HTTP or Docker."""
+    config = load_config(env={})
+    standard = {6379, 9092, 9093, 9042, 7000, 7199, 80, 443, 8080, 2375, 2376}
+    assert not standard & set(config.ports.named().values())
+
+
+def test_environment_overridesFileOverridesDefaults(tmp_path: Path) -> None:
+    """Later layers win: env beats file beats defaults."""
+    file = tmp_path / "sand.toml"
+    file.write_text("[kafka]\nport = 20000\nheap_mb = 300\n")
+    config = load_config(file, env={"SAND_KAFKA_PORT": "21000", "SAND_STATE_DIR": str(tmp_path)})
+    assert config.ports.kafka == 21000
+    assert config.kafka_heap_mb == 300
+    assert config.state_dir == tmp_path.resolve()
+
+
+def test_environment_listOfPorts() -> None:
+    """SAND_FRONTEND_PORTS takes a comma-separated list."""
+    config = load_config(env={"SAND_FRONTEND_PORTS": "20001,20002,20003"})
+    assert config.ports.frontends == (20001, 20002, 20003)
+
+
+def test_unknownKeyInFile_namesFileAndKey(tmp_path: Path) -> None:
+    """A typo in a config file is refused, naming the file and key."""
+    file = tmp_path / "sand.toml"
+    file.write_text("[kafka]\nprot = 1\n")
+    with pytest.raises(ConfigError, match=r"sand.toml: unknown key kafka.prot"):
+        load_config(file, env={})
+
+
+def test_badPort_namesKeyAndValue() -> None:
+    """A port outside 1024..65535 names the key and the value."""
+    with pytest.raises(ConfigError, match=r"nginx.port must be a port number .* got 80"):
+        load_config(env={}, overrides={"nginx": {"port": 80}})
+
+
+def test_samePortTwice_namesBothOwners() -> None:
+    """Two services on one port is refused, naming both."""
+    with pytest.raises(ConfigError, match=r"port 18080 is given to both .*nginx"):
+        load_config(env={}, overrides={"host_agent": {"port": 18080}})
+
+
+def test_badEnvironmentNumber_namesVariable() -> None:
+    """A non-number in a numeric variable names the variable."""
+    with pytest.raises(ConfigError, match=r"SAND_KAFKA_PORT='x'"):
+        load_config(env={"SAND_KAFKA_PORT": "x"})
+
+
+def test_malformedToml_namesFile(tmp_path: Path) -> None:
+    """A syntax error in the config file names the file."""
+    file = tmp_path / "broken.toml"
+    file.write_text("[kafka\n")
+    with pytest.raises(ConfigError, match="broken.toml"):
+        load_config(file, env={})
+
+
+def test_dockerModeExternalWithoutHost_isRefused() -> None:
+    """External Docker needs an address."""
+    with pytest.raises(ConfigError, match=r"docker.host must be set"):
+        load_config(env={}, overrides={"docker": {"mode": "external"}})

@@ -1,0 +1,109 @@
+"""The supervisor on real (small) processes: readiness, failures, clean-up."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+
+from sand.cluster import probes
+from sand.cluster.config import ClusterConfig, load_config
+from sand.cluster.services import PrerequisiteError, ServiceSpec
+from sand.cluster.supervisor import StartError, Supervisor
+
+
+def _config(tmp_path: Path, ready_timeout_s: float = 3) -> ClusterConfig:
+    return load_config(
+        env={},
+        overrides={"cluster": {"state_dir": str(tmp_path), "ready_timeout_s": ready_timeout_s,
+                               "stop_timeout_s": 2}},
+    )
+
+
+def _spec(config: ClusterConfig, name: str, code: str, **kw: object) -> ServiceSpec:
+    defaults: dict[str, object] = {
+        "address": "-",
+        "log": config.logs_dir / f"{name}.log",
+        "health": lambda: None,
+    }
+    defaults.update(kw)
+    return ServiceSpec(name=name, argv=(sys.executable, "-c", code), **defaults)  # type: ignore[arg-type]
+
+
+@pytest.mark.timeout(30)
+def test_up_waitsForReadyLine_thenDownStopsIt(tmp_path: Path) -> None:
+    """A service is ready when its marker is printed; down stops it and its children."""
+    config = _config(tmp_path)
+    code = ("import subprocess, sys, time; subprocess.Popen(['sleep', '60']); "
+            "time.sleep(0.3); print('READY', flush=True); time.sleep(60)")
+    sup = Supervisor(config, [_spec(config, "svc", code, ready_marker="READY")])
+    [started] = sup.up()
+    assert started.ready_s >= 0.3
+    children = psutil.Process(started.pid).children(recursive=True)
+    assert children, "the service should have spawned a child"
+    assert sup.down() == ["svc"]
+    assert not psutil.pid_exists(started.pid) or psutil.Process(started.pid).status() == "zombie"
+    assert all(not c.is_running() or c.status() == "zombie" for c in children)
+
+
+@pytest.mark.timeout(30)
+def test_up_serviceNeverReady_namesItAndLog_andKillsEverything(tmp_path: Path) -> None:
+    """A service that never becomes ready fails up with its name and log; nothing stays."""
+    config = _config(tmp_path, ready_timeout_s=1)
+    fast = _spec(config, "fast", "import time; time.sleep(60)")
+    slow = _spec(config, "slow", "import time; print('starting', flush=True); time.sleep(60)",
+                 ready_marker="NEVER")
+    sup = Supervisor(config, [fast, slow])
+    with pytest.raises(StartError) as caught:
+        sup.up()
+    assert caught.value.service == "slow"
+    assert "not ready within 1 s" in str(caught.value)
+    assert str(config.logs_dir / "slow.log") in str(caught.value)
+    assert "starting" in str(caught.value)  # the log tail is shown
+    assert all(s.pid is None for s in sup.status())
+
+
+@pytest.mark.timeout(30)
+def test_up_serviceExits_reportsStatusAndLogTail(tmp_path: Path) -> None:
+    """A service that dies during start-up is reported with its exit status and log."""
+    config = _config(tmp_path)
+    dying = _spec(config, "dying", "import sys; print('bad config line 3'); sys.exit(3)",
+                  health=lambda: "not yet")
+    with pytest.raises(StartError, match=r"dying: exited with status 3[\s\S]*bad config line 3"):
+        Supervisor(config, [dying]).up()
+
+
+def test_up_missingBinary_listsItWithTheFix(tmp_path: Path) -> None:
+    """A missing prerequisite is named with the command that installs it, before anything starts."""
+    config = _config(tmp_path)
+    spec = _spec(config, "thing", "pass", needs=("no-such-binary-sand", "/no/such/file.jar"))
+    with pytest.raises(PrerequisiteError) as caught:
+        Supervisor(config, [spec]).up()
+    message = str(caught.value)
+    assert "no-such-binary-sand" in message and "/no/such/file.jar" in message
+    assert "make setup" in message
+
+
+@pytest.mark.timeout(30)
+def test_status_reportsUnhealthyWithReason(tmp_path: Path) -> None:
+    """status shows a running but sick service as unhealthy with the probe's reason."""
+    config = _config(tmp_path)
+    sick = {"value": None}
+    spec = _spec(config, "svc", "import time; time.sleep(60)", health=lambda: sick["value"])
+    sup = Supervisor(config, [spec])
+    sup.up()
+    try:
+        sick["value"] = "GET /health -> 503"  # type: ignore[assignment]
+        [status] = sup.status()
+        assert status.pid is not None and not status.healthy
+        assert status.detail == "GET /health -> 503"
+    finally:
+        sup.down()
+
+
+def test_tcpProbe_refusedPort_saysWhich() -> None:
+    """The TCP probe names the address it could not reach."""
+    reason = probes.tcp(1)()
+    assert reason is not None and "127.0.0.1:1" in reason
