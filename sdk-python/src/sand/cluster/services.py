@@ -166,7 +166,7 @@ def _dockerd(config: ClusterConfig) -> ServiceSpec:
             f"--data-root={root}",
             f"--exec-root={config.run_dir / 'docker-exec'}",
             f"--host=unix://{sock}",
-            f"--pidfile={config.run_dir / 'dockerd.pid'}",
+            f"--pidfile={config.run_dir / 'docker-exec' / 'dockerd.pid'}",
             "--bridge=none",
             "--iptables=false",
             "--ip-masq=false",

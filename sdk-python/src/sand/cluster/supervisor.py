@@ -88,7 +88,7 @@ class Supervisor:
         if something is not installed.
         """
         check_prerequisites(self._services)
-        for directory in (self._config.run_dir, self._config.logs_dir, self._config.conf_dir):
+        for directory in (self._config.run_dir / "pids", self._config.logs_dir, self._config.conf_dir):
             directory.mkdir(parents=True, exist_ok=True)
         running = {spec.name: pid for spec in self._services if (pid := self._pid(spec.name))}
         to_start = [spec for spec in self._services if spec.name not in running]
@@ -102,7 +102,7 @@ class Supervisor:
                 if spec.prepare is not None:
                     try:
                         spec.prepare()
-                    except (OSError, subprocess.SubprocessError) as exc:
+                    except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
                         raise StartError(spec.name, f"preparing failed: {exc}", spec.log) from exc
                 spawned[spec.name] = (self._spawn(spec), self._clock())
             results += self._wait_ready(to_start, spawned)
@@ -242,7 +242,8 @@ class Supervisor:
     # -- pid files ------------------------------------------------------------
 
     def _pidfile(self, name: str) -> Path:
-        return self._config.run_dir / f"{name}.pid"
+        # A directory of our own: services write pid files of theirs into run/.
+        return self._config.run_dir / "pids" / f"{name}.json"
 
     def _pid(self, name: str) -> int | None:
         """The pid of the running service, or None (a stale pid file is removed)."""
@@ -252,7 +253,7 @@ class Supervisor:
             process = psutil.Process(int(record["pid"]))
             if abs(process.create_time() - float(record["create_time"])) < 0.5 and process.status() != psutil.STATUS_ZOMBIE:
                 return process.pid
-        except (FileNotFoundError, ValueError, KeyError, psutil.Error):
+        except (FileNotFoundError, ValueError, KeyError, TypeError, psutil.Error):
             pass
         path.unlink(missing_ok=True)
         return None
