@@ -1,0 +1,5 @@
+"""Returns event["a"] + event["b"]."""
+
+
+def handle(event, context):
+    return event["a"] + event["b"]

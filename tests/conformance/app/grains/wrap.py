@@ -1,0 +1,5 @@
+"""Returns {"wrapped": event}."""
+
+
+def handle(event, context):
+    return {"wrapped": event}
