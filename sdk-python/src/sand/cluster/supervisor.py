@@ -13,8 +13,10 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,6 +75,7 @@ class Supervisor:
         self._report = report
         self._after_ready = after_ready or {}
         self._clock = clock
+        self._abort = threading.Event()
 
     @property
     def services(self) -> list[ServiceSpec]:
@@ -94,7 +97,8 @@ class Supervisor:
         to_start = [spec for spec in self._services if spec.name not in running]
         self._check_ports(to_start)
 
-        spawned: dict[str, tuple[subprocess.Popen[bytes], float]] = {}
+        spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]] = {}
+        self._abort.clear()
         results = [Started(name, pid, 0.0, True) for name, pid in running.items()]
         try:
             for spec in to_start:
@@ -104,7 +108,8 @@ class Supervisor:
                         spec.prepare()
                     except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
                         raise StartError(spec.name, f"preparing failed: {exc}", spec.log) from exc
-                spawned[spec.name] = (self._spawn(spec), self._clock())
+                log_offset = _size(spec.log)  # the ready line must be new
+                spawned[spec.name] = (self._spawn(spec), self._clock(), log_offset)
             results += self._wait_ready(to_start, spawned)
         except BaseException:
             self._stop_names([s.name for s in reversed(to_start) if s.name in spawned])
@@ -132,35 +137,41 @@ class Supervisor:
     def _wait_ready(
         self,
         specs: list[ServiceSpec],
-        spawned: dict[str, tuple[subprocess.Popen[bytes], float]],
+        spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]],
     ) -> list[Started]:
-        pending = {spec.name: spec for spec in specs}
-        done: list[Started] = []
-        log_offsets = {spec.name: _size(spec.log) for spec in specs}
-        while pending:
-            for name, spec in list(pending.items()):
-                process, started_at = spawned[name]
-                code = process.poll()
-                if code is not None:
-                    raise StartError(name, f"exited with status {code} before it was ready", spec.log)
-                elapsed = self._clock() - started_at
-                if _is_ready(spec, log_offsets[name]):
-                    hook = self._after_ready.get(name)
-                    if hook is not None:
-                        hook()
-                    del pending[name]
-                    done.append(Started(name, process.pid, elapsed, False))
-                    self._report(f"{name} ready in {elapsed:.1f} s")
-                elif elapsed > self._config.ready_timeout_s:
-                    reason = spec.health() or "its ready line did not appear"
-                    raise StartError(
-                        name,
-                        f"not ready within {self._config.ready_timeout_s:.0f} s ({reason})",
-                        spec.log,
-                    )
-            if pending:
-                time.sleep(_POLL_S)
-        return done
+        """Wait for every spec at once (one thread each, so a slow probe of one service
+        never delays noticing another); raise the first failure."""
+        with ThreadPoolExecutor(max_workers=max(len(specs), 1)) as pool:
+            futures = [pool.submit(self._wait_one, spec, *spawned[spec.name]) for spec in specs]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                self._abort.set()
+                raise
+
+    def _wait_one(
+        self, spec: ServiceSpec, process: subprocess.Popen[bytes], started_at: float, offset: int
+    ) -> Started:
+        while not self._abort.is_set():
+            code = process.poll()
+            if code is not None:
+                raise StartError(spec.name, f"exited with status {code} before it was ready", spec.log)
+            elapsed = self._clock() - started_at
+            if _is_ready(spec, offset):
+                hook = self._after_ready.get(spec.name)
+                if hook is not None:
+                    hook()
+                self._report(f"{spec.name} ready in {elapsed:.1f} s")
+                return Started(spec.name, process.pid, elapsed, False)
+            if elapsed > self._config.ready_timeout_s:
+                reason = spec.health() or "its ready line did not appear"
+                raise StartError(
+                    spec.name,
+                    f"not ready within {self._config.ready_timeout_s:.0f} s ({reason})",
+                    spec.log,
+                )
+            time.sleep(_POLL_S)
+        raise StartError(spec.name, "start-up abandoned because another service failed", spec.log)
 
     def _check_ports(self, specs: Iterable[ServiceSpec]) -> None:
         for spec in specs:
