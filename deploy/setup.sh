@@ -70,6 +70,17 @@ else
   step python "ok"
 fi
 
+# --- Packages mounted into application sandboxes ------------------------------
+site=$root/build/sandbox-site
+if newer_than "$site/.complete" deploy/sandbox-requirements.txt; then
+  step sandbox "installing the grain worker's packages into build/sandbox-site"
+  rm -rf "$site"
+  "$venv/bin/pip" install -q --target "$site" -r deploy/sandbox-requirements.txt
+  touch "$site/.complete"
+else
+  step sandbox "ok"
+fi
+
 # --- Thrift code for Python ----------------------------------------------------
 if newer_than local-bus/gen-py/.complete local-bus/src/main/thrift; then
   step thrift "generating Python code from local-bus/src/main/thrift"

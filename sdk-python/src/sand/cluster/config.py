@@ -88,7 +88,9 @@ class ClusterConfig:
 
     @property
     def redis_socket(self) -> Path:
-        return self.run_dir / "redis.sock"
+        # In a directory of its own: sandboxes get this directory mounted, and
+        # must not see anything else of run/ (the Docker socket is there).
+        return self.run_dir / "redis" / "redis.sock"
 
     @property
     def docker_url(self) -> str:

@@ -140,6 +140,7 @@ def _redis(config: ClusterConfig) -> ServiceSpec:
 
     def prepare() -> None:
         (config.data_dir / "redis").mkdir(parents=True, exist_ok=True)
+        config.redis_socket.parent.mkdir(parents=True, exist_ok=True)
         _render(config, "redis.conf", "redis.conf")
 
     return ServiceSpec(

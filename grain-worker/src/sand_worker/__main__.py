@@ -1,0 +1,97 @@
+"""``python -m sand_worker``: the process a sandbox runs — one grain worker per grain.
+
+Reads its settings from the environment (``WorkerConfig``), loads and validates
+the application, then forks one worker per grain and keeps them alive: a worker
+that dies is restarted (with a back-off) and reported on stderr, which the host
+agent shows in ``sand logs``. SIGTERM stops every worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import time
+from typing import NoReturn
+
+from sand.app import AppError, AppSpec, load_app
+from sand.grain.runner import GrainLoadError, load_handler
+
+from sand_worker.config import WorkerConfig, WorkerConfigError
+from sand_worker.instance import Grain
+from sand_worker.worker import GrainWorker
+
+RESTART_BACKOFF_S = (0.1, 0.5, 1, 2, 5)
+
+
+def main() -> int:
+    try:
+        config = WorkerConfig.from_env()
+        app = load_app(config.app_dir)
+    except (WorkerConfigError, AppError) as exc:
+        print(f"sand-worker: cannot start: {exc}", file=sys.stderr, flush=True)
+        return 2
+    stopping = False
+
+    def on_term(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
+    workers: dict[int, str] = {}
+    failures: dict[str, int] = {}
+    for name in app.grains:
+        workers[_spawn(app, name, config)] = name
+    while not stopping:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+        name = workers.pop(pid, "")
+        if not name or stopping:
+            continue
+        failures[name] = failures.get(name, 0) + 1
+        delay = RESTART_BACKOFF_S[min(failures[name], len(RESTART_BACKOFF_S)) - 1]
+        print(f"sand-worker: worker of grain '{name}' (pid {pid}) ended with status {status}; "
+              f"restarting in {delay} s", file=sys.stderr, flush=True)  # fmt: skip
+        time.sleep(delay)
+        workers[_spawn(app, name, config)] = name
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for _ in workers:
+        with contextlib.suppress(ChildProcessError):
+            os.wait()
+    return 0
+
+
+def _spawn(app: AppSpec, name: str, config: WorkerConfig) -> int:
+    pid = os.fork()
+    if pid:
+        return pid
+    _serve(app, name, config)
+
+
+def _serve(app: AppSpec, name: str, config: WorkerConfig) -> NoReturn:
+    code = 1
+    try:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        handler = load_handler(app.grains[name].path, f"sand_grain_{name.replace('-', '_')}")
+        GrainWorker(Grain(app, name, handler), config).run()
+        code = 0
+    except GrainLoadError as exc:
+        print(f"sand-worker: grain '{name}': {exc}", file=sys.stderr, flush=True)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

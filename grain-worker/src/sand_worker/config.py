@@ -1,0 +1,64 @@
+"""The worker's configuration, read once from the environment its sandbox gives it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class WorkerConfigError(Exception):
+    """A required setting is missing or invalid; the message names the variable."""
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    app: str
+    app_dir: Path
+    host_id: str
+    redis_socket: Path
+    redis_user: str | None
+    redis_password: str | None
+    # Children forked ahead of events, each blocked on the queue (see DESIGN.md:
+    # one pre-forked child cannot be replaced fast enough under load).
+    prefork: int
+    # Most instances in flight per grain; beyond it events wait in the queue.
+    max_concurrency: int
+    # Extra time after a grain's deadline before its process group is killed.
+    grace_s: float
+    # Backup copies of every event to the host agent (for Kafka and recovery).
+    backup: bool
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
+        env = os.environ if env is None else env
+
+        def need(name: str) -> str:
+            value = env.get(name)
+            if not value:
+                raise WorkerConfigError(f"environment variable {name} must be set")
+            return value
+
+        def number(name: str, default: str) -> int:
+            raw = env.get(name, default)
+            try:
+                value = int(raw)
+            except ValueError:
+                raise WorkerConfigError(f"{name} must be an integer, got {raw!r}") from None
+            if value < 1:
+                raise WorkerConfigError(f"{name} must be >= 1, got {value}")
+            return value
+
+        return cls(
+            app=need("SAND_APP"),
+            app_dir=Path(need("SAND_APP_DIR")),
+            host_id=env.get("SAND_HOST_ID", "host-1"),
+            redis_socket=Path(need("SAND_REDIS_SOCKET")),
+            redis_user=env.get("SAND_REDIS_USER") or None,
+            redis_password=env.get("SAND_REDIS_PASSWORD") or None,
+            prefork=number("SAND_PREFORK", "2"),
+            max_concurrency=number("SAND_MAX_CONCURRENCY", "64"),
+            grace_s=float(env.get("SAND_GRACE_S", "1.0")),
+            backup=env.get("SAND_BACKUP", "1") not in ("0", "false", "no"),
+        )

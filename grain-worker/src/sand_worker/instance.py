@@ -1,0 +1,219 @@
+"""What one grain instance does with one event: step the workflow, run the grain, route.
+
+Runs inside a forked child (``worker``), but is plain code: given an event it
+drives ``sand_workflows.engine.Engine`` and writes every resulting event to the
+local bus in one pipeline. ``fail_task`` lets the parent report a child that
+died in the middle of a task.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import redis
+from sand import keys
+from sand.app import AppSpec
+from sand.data import DataStore, Scope
+from sand.data.redis import RedisDataStore
+from sand.grain.runner import GrainResult, Handler, Invocation, invoke
+from sand_workflows.engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
+
+from sand_worker.bus import EventFlag, EventKind, EventMessage, decode, dumps, encode, new_event, now_ms, payload_of
+from sand_worker.config import WorkerConfig
+from sand_worker.store import RedisExecutionStore
+
+log = logging.getLogger("sand.worker")
+
+# TASK events carry the engine's TaskCall fields the Thrift struct has no slot for.
+CONTEXT_HEADER = "context"
+TIMEOUT_HEADER = "timeout_s"
+RESULT_TTL_S = 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Grain:
+    """The grain this worker serves, loaded once in the parent."""
+
+    app: AppSpec
+    name: str
+    handler: Handler
+
+
+class EventHandler:
+    """Handles events for one grain with one Redis connection (one per process)."""
+
+    def __init__(self, grain: Grain, config: WorkerConfig, client: redis.Redis) -> None:
+        self._grain = grain
+        self._config = config
+        self._client = client
+        store = RedisExecutionStore(client, config.app)
+        self._engines = {
+            name: Engine(spec.definition, store) for name, spec in grain.app.workflows.items()
+        }
+        self._stores: Mapping[Scope, DataStore] = {
+            "local": RedisDataStore(client, config.app, "local"),
+            "global": RedisDataStore(client, config.app, "global"),
+        }
+
+    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> None:
+        """Process one event end to end. ``on_task(token, timeout_s)`` is called before
+        the grain runs, so that a parent can explain this task if the process dies."""
+        message = decode(raw)
+        engine = self._engine(message)
+        pipe = self._client.pipeline(transaction=False)
+        if message.kind == EventKind.TASK:
+            call = TaskCall(
+                grain=message.target_grain,
+                input=payload_of(message),
+                token=message.token,
+                timeout_s=_float((message.headers or {}).get(TIMEOUT_HEADER)),
+                context=json.loads((message.headers or {}).get(CONTEXT_HEADER) or "{}"),
+            )
+            actions = self._run(engine, call, message, on_task)
+        else:
+            if message.kind == EventKind.INVOKE:
+                started = datetime.fromtimestamp(message.created_ms / 1000, UTC)
+                actions = engine.start(
+                    message.execution_id, payload_of(message), started.isoformat()
+                )
+            elif message.kind == EventKind.TIMER:
+                actions = engine.timer_fired(message.token)
+            else:
+                raise ValueError(f"a grain queue cannot take an event of kind {message.kind}")
+            inline = next(
+                (a for a in actions if isinstance(a, TaskCall) and a.grain == self._grain.name),
+                None,
+            )
+            if inline is not None:
+                # Run our own first task here instead of queueing it: one hop less.
+                rest = [a for a in actions if a is not inline]
+                actions = rest + self._run(engine, inline, message, on_task)
+        self._dispatch(actions, message, pipe)
+        if self._config.backup:
+            finished = EventMessage(
+                event_id=message.event_id, execution_id=message.execution_id, app=message.app,
+                kind=message.kind, flag=EventFlag.FINISHED, created_ms=now_ms(),
+                host=self._config.host_id, target_grain=message.target_grain,
+            )  # fmt: skip
+            pipe.lpush(keys.agent_key(self._config.host_id), encode(finished))
+        pipe.execute()
+
+    def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
+        """Report a task whose process died (timeout kill, signal, exit) to the engine."""
+        message = decode(raw)
+        engine = self._engine(message)
+        if token is None:
+            actions: list[Action] = [Failed(result.error or "States.Runtime", result.cause or "")]
+        else:
+            actions = engine.task_failed(token, result.error or "States.TaskFailed", result.cause or "")
+        pipe = self._client.pipeline(transaction=False)
+        self._dispatch(actions, message, pipe)
+        pipe.execute()
+
+    def _engine(self, message: EventMessage) -> Engine:
+        engine = self._engines.get(message.workflow)
+        if engine is None:
+            raise ValueError(f"app '{self._config.app}' has no workflow '{message.workflow}'")
+        return engine
+
+    def _run(
+        self,
+        engine: Engine,
+        call: TaskCall,
+        message: EventMessage,
+        on_task: Callable[[str, float], None],
+    ) -> list[Action]:
+        limits = self._grain.app.limits
+        timeout_s = min(call.timeout_s or limits.timeout_s, limits.timeout_s)
+        on_task(call.token, timeout_s)
+        state = engine.wf.states.get(self._grain.name)
+        invocation = Invocation(
+            app_name=self._config.app,
+            grain_name=self._grain.name,
+            execution_id=message.execution_id,
+            input=call.input,
+            timeout_s=timeout_s,
+            payload_limit_bytes=limits.payload_bytes,
+            potential_next=frozenset(state.potential_next if state is not None else ()),
+            state=call.context,
+        )
+        result = invoke(self._grain.handler, invocation, self._stores)
+        if result.ok:
+            return engine.task_succeeded(call.token, result.output, result.next_grains)
+        if result.traceback:
+            print(f"execution={message.execution_id} grain={self._grain.name} "
+                  f"error={result.error}\n{result.traceback}", file=sys.stderr, flush=True)  # fmt: skip
+        return engine.task_failed(call.token, result.error or "States.TaskFailed", result.cause or "")
+
+    def _dispatch(self, actions: list[Action], source: EventMessage, pipe: Any) -> None:
+        agent = keys.agent_key(self._config.host_id)
+        for action in actions:
+            if isinstance(action, TaskCall):
+                event = new_event(
+                    source,
+                    kind=EventKind.TASK,
+                    source_grain=self._grain.name,
+                    target_grain=action.grain,
+                    payload=dumps(action.input),
+                    token=action.token,
+                    host=self._config.host_id,
+                    headers={
+                        CONTEXT_HEADER: json.dumps(action.context),
+                        TIMEOUT_HEADER: "" if action.timeout_s is None else str(action.timeout_s),
+                    },
+                )
+                encoded = encode(event)
+                pipe.lpush(keys.queue_key(self._config.app, action.grain), encoded)
+                if self._config.backup:
+                    event.flag = EventFlag.PROCESSING
+                    pipe.lpush(agent, encode(event))
+            elif isinstance(action, TimerCall):
+                due_ms = now_ms() + int(action.delay_s * 1000)
+                timer = new_event(
+                    source,
+                    kind=EventKind.TIMER,
+                    source_grain=self._grain.name,
+                    target_grain=self._grain.name,
+                    token=action.token,
+                    host=self._config.host_id,
+                    deadline_ms=due_ms,
+                )
+                pipe.zadd(keys.timers_key(), {encode(timer): due_ms})
+            else:
+                self._finish(action, source, pipe)
+
+    def _finish(self, action: Finished | Failed, source: EventMessage, pipe: Any) -> None:
+        document: dict[str, Any] = {"execution_id": source.execution_id, "app": source.app,
+                                    "workflow": source.workflow, "finished_ms": now_ms()}  # fmt: skip
+        if isinstance(action, Finished):
+            document.update(status="SUCCEEDED", output=action.output)
+            kind = EventKind.RESULT
+        else:
+            document.update(status="FAILED", error=action.error, cause=action.cause)
+            kind = EventKind.ERROR
+        body = dumps(document)
+        result = new_event(
+            source, kind=kind, source_grain=self._grain.name, target_grain="", payload=body,
+            host=self._config.host_id, flag=EventFlag.FINISHED,
+            error=document.get("error", ""), cause=document.get("cause", ""),
+        )  # fmt: skip
+        encoded = encode(result)
+        pipe.set(keys.result_key(source.execution_id), body, ex=RESULT_TTL_S)
+        if source.reply_to:
+            pipe.lpush(keys.reply_key(source.reply_to), encoded)
+        pipe.lpush(keys.agent_key(self._config.host_id), encoded)
+
+
+def _float(raw: str | None) -> float | None:
+    try:
+        return float(raw) if raw else None
+    except ValueError:
+        return None
+
+
