@@ -10,7 +10,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Supervisor
@@ -58,9 +57,7 @@ def cluster_config() -> ClusterConfig:
 @pytest.fixture(scope="session")
 def cluster(cluster_config: ClusterConfig) -> Iterator[Supervisor]:
     """A running, all-healthy cluster for the whole session; stopped at the end."""
-    supervisor = Supervisor(
-        cluster_config, after_ready={"dockerd": lambda: _image(cluster_config)}
-    )
+    supervisor = Supervisor(cluster_config, after_ready={"dockerd": lambda: _image(cluster_config)})
     supervisor.up()
     yield supervisor
     supervisor.down()

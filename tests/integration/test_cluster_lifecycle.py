@@ -8,12 +8,21 @@ from pathlib import Path
 
 import docker
 import pytest
-
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
+
 from tests.integration.conftest import make_config, our_processes
 
-EXPECTED = {"redis", "dockerd", "kafka", "cassandra", "host-agent", "frontend-1", "frontend-2", "nginx"}
+EXPECTED = {
+    "redis",
+    "dockerd",
+    "kafka",
+    "cassandra",
+    "host-agent",
+    "frontend-1",
+    "frontend-2",
+    "nginx",
+}
 
 
 @pytest.mark.timeout(600)
@@ -51,7 +60,9 @@ def test_gateway_routesToBothFrontends(cluster: Supervisor, cluster_config: Clus
 
 
 @pytest.mark.timeout(120)
-def test_dockerd_hasSandboxBaseImageWithPython(cluster: Supervisor, cluster_config: ClusterConfig) -> None:
+def test_dockerd_hasSandboxBaseImageWithPython(
+    cluster: Supervisor, cluster_config: ClusterConfig
+) -> None:
     """The managed engine holds the locally built base image and it runs Python 3."""
     client = docker.DockerClient(base_url=cluster_config.docker_url)
     try:
@@ -67,18 +78,23 @@ def test_dockerd_hasSandboxBaseImageWithPython(cluster: Supervisor, cluster_conf
 
 
 @pytest.mark.timeout(600)
-def test_statusCli_printsEveryServiceAndExitsZero(cluster: Supervisor, cluster_config: ClusterConfig,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_statusCli_printsEveryServiceAndExitsZero(
+    cluster: Supervisor, cluster_config: ClusterConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`sand status --json` lists all services healthy and exits 0."""
     from click.testing import CliRunner
-
     from sand.cli import cli
 
     monkeypatch.setenv("SAND_STATE_DIR", str(cluster_config.state_dir))
     for section, values in {
-        "KAFKA_PORT": 29092, "KAFKA_CONTROLLER_PORT": 29093, "CASSANDRA_CQL_PORT": 29042,
-        "CASSANDRA_STORAGE_PORT": 27000, "CASSANDRA_JMX_PORT": 27199, "FRONTEND_PORTS": "28081,28082",
-        "HOST_AGENT_PORT": 28090, "NGINX_PORT": 28080,
+        "KAFKA_PORT": 29092,
+        "KAFKA_CONTROLLER_PORT": 29093,
+        "CASSANDRA_CQL_PORT": 29042,
+        "CASSANDRA_STORAGE_PORT": 27000,
+        "CASSANDRA_JMX_PORT": 27199,
+        "FRONTEND_PORTS": "28081,28082",
+        "HOST_AGENT_PORT": 28090,
+        "NGINX_PORT": 28080,
     }.items():
         monkeypatch.setenv(f"SAND_{section}", str(values))
     result = CliRunner().invoke(cli, ["status", "--json"])
@@ -89,7 +105,9 @@ def test_statusCli_printsEveryServiceAndExitsZero(cluster: Supervisor, cluster_c
 
 
 @pytest.mark.timeout(900)
-def test_down_leavesNoProcess_thenUpAgainIsHealthy(cluster: Supervisor, cluster_config: ClusterConfig) -> None:
+def test_down_leavesNoProcess_thenUpAgainIsHealthy(
+    cluster: Supervisor, cluster_config: ClusterConfig
+) -> None:
     """down stops every process of ours (no stray helper either); up brings all back."""
     cluster.down()
     assert our_processes(cluster_config) == []
@@ -101,10 +119,14 @@ def test_down_leavesNoProcess_thenUpAgainIsHealthy(cluster: Supervisor, cluster_
 @pytest.mark.timeout(300)
 def test_up_portInUse_namesPortAndServiceAndStartsNothing(tmp_path: Path) -> None:
     """A port held by someone else: up fails naming the port and service, leaving nothing behind."""
-    config = make_config(tmp_path / "state", nginx={"port": 38080}, host_agent={"port": 38090},
-                         frontend={"ports": [38081, 38082]},
-                         kafka={"port": 39092, "controller_port": 39093},
-                         cassandra={"cql_port": 39042, "storage_port": 37000, "jmx_port": 37199})
+    config = make_config(
+        tmp_path / "state",
+        nginx={"port": 38080},
+        host_agent={"port": 38090},
+        frontend={"ports": [38081, 38082]},
+        kafka={"port": 39092, "controller_port": 39093},
+        cassandra={"cql_port": 39042, "storage_port": 37000, "jmx_port": 37199},
+    )
     holder = socket.socket()
     holder.bind(("127.0.0.1", 38080))
     holder.listen()

@@ -56,8 +56,12 @@ def main() -> int:
             continue
         failures[name] = failures.get(name, 0) + 1
         delay = RESTART_BACKOFF_S[min(failures[name], len(RESTART_BACKOFF_S)) - 1]
-        print(f"sand-worker: worker of grain '{name}' (pid {pid}) ended with status {status}; "
-              f"restarting in {delay} s", file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"sand-worker: worker of grain '{name}' (pid {pid}) ended with status {status}; "
+            f"restarting in {delay} s",
+            file=sys.stderr,
+            flush=True,
+        )
         time.sleep(delay)
         workers[_spawn(app, name, config)] = name
     for pid in workers:

@@ -48,13 +48,17 @@ def describe(app: AppSpec) -> dict[str, Any]:
             for name, spec in app.workflows.items()
         },
         "limits": asdict(app.limits),
-        "requirements": None if app.requirements is None else str(app.requirements.relative_to(app.root)),
+        "requirements": None
+        if app.requirements is None
+        else str(app.requirements.relative_to(app.root)),
     }
 
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print(json.dumps({"ok": False, "problems": ["usage: python -m sand_worker.describe APP_DIR"]}))
+        print(
+            json.dumps({"ok": False, "problems": ["usage: python -m sand_worker.describe APP_DIR"]})
+        )
         return 2
     try:
         app = load_app(Path(argv[0]))

@@ -24,7 +24,17 @@ from sand.data.redis import RedisDataStore
 from sand.grain.runner import GrainResult, Handler, Invocation, invoke
 from sand_workflows.engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
 
-from sand_worker.bus import EventFlag, EventKind, EventMessage, decode, dumps, encode, new_event, now_ms, payload_of
+from sand_worker.bus import (
+    EventFlag,
+    EventKind,
+    EventMessage,
+    decode,
+    dumps,
+    encode,
+    new_event,
+    now_ms,
+    payload_of,
+)
 from sand_worker.config import WorkerConfig
 from sand_worker.store import RedisExecutionStore
 
@@ -97,10 +107,15 @@ class EventHandler:
         self._dispatch(actions, message, pipe)
         if self._config.backup:
             finished = EventMessage(
-                event_id=message.event_id, execution_id=message.execution_id, app=message.app,
-                kind=message.kind, flag=EventFlag.FINISHED, created_ms=now_ms(),
-                host=self._config.host_id, target_grain=message.target_grain,
-            )  # fmt: skip
+                event_id=message.event_id,
+                execution_id=message.execution_id,
+                app=message.app,
+                kind=message.kind,
+                flag=EventFlag.FINISHED,
+                created_ms=now_ms(),
+                host=self._config.host_id,
+                target_grain=message.target_grain,
+            )
             pipe.lpush(keys.agent_key(self._config.host_id), encode(finished))
         pipe.execute()
 
@@ -111,7 +126,9 @@ class EventHandler:
         if token is None:
             actions: list[Action] = [Failed(result.error or "States.Runtime", result.cause or "")]
         else:
-            actions = engine.task_failed(token, result.error or "States.TaskFailed", result.cause or "")
+            actions = engine.task_failed(
+                token, result.error or "States.TaskFailed", result.cause or ""
+            )
         pipe = self._client.pipeline(transaction=False)
         self._dispatch(actions, message, pipe)
         pipe.execute()
@@ -147,9 +164,15 @@ class EventHandler:
         if result.ok:
             return engine.task_succeeded(call.token, result.output, result.next_grains)
         if result.traceback:
-            print(f"execution={message.execution_id} grain={self._grain.name} "
-                  f"error={result.error}\n{result.traceback}", file=sys.stderr, flush=True)  # fmt: skip
-        return engine.task_failed(call.token, result.error or "States.TaskFailed", result.cause or "")
+            print(
+                f"execution={message.execution_id} grain={self._grain.name} "
+                f"error={result.error}\n{result.traceback}",
+                file=sys.stderr,
+                flush=True,
+            )
+        return engine.task_failed(
+            call.token, result.error or "States.TaskFailed", result.cause or ""
+        )
 
     def _dispatch(self, actions: list[Action], source: EventMessage, pipe: Any) -> None:
         agent = keys.agent_key(self._config.host_id)
@@ -189,8 +212,12 @@ class EventHandler:
                 self._finish(action, source, pipe)
 
     def _finish(self, action: Finished | Failed, source: EventMessage, pipe: Any) -> None:
-        document: dict[str, Any] = {"execution_id": source.execution_id, "app": source.app,
-                                    "workflow": source.workflow, "finished_ms": now_ms()}  # fmt: skip
+        document: dict[str, Any] = {
+            "execution_id": source.execution_id,
+            "app": source.app,
+            "workflow": source.workflow,
+            "finished_ms": now_ms(),
+        }
         if isinstance(action, Finished):
             document.update(status="SUCCEEDED", output=action.output)
             kind = EventKind.RESULT
@@ -199,10 +226,16 @@ class EventHandler:
             kind = EventKind.ERROR
         body = dumps(document)
         result = new_event(
-            source, kind=kind, source_grain=self._grain.name, target_grain="", payload=body,
-            host=self._config.host_id, flag=EventFlag.FINISHED,
-            error=document.get("error", ""), cause=document.get("cause", ""),
-        )  # fmt: skip
+            source,
+            kind=kind,
+            source_grain=self._grain.name,
+            target_grain="",
+            payload=body,
+            host=self._config.host_id,
+            flag=EventFlag.FINISHED,
+            error=document.get("error", ""),
+            cause=document.get("cause", ""),
+        )
         encoded = encode(result)
         pipe.set(keys.result_key(source.execution_id), body, ex=RESULT_TTL_S)
         if source.reply_to:
@@ -215,5 +248,3 @@ def _float(raw: str | None) -> float | None:
         return float(raw) if raw else None
     except ValueError:
         return None
-
-

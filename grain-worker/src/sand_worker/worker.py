@@ -27,7 +27,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from sand import keys
 from sand.grain.runner import GrainResult, prepare_child_process, result_from_exit
@@ -86,8 +86,9 @@ class GrainWorker:
             self._fill_pool()
             now = self._clock()
             if now >= ready_at:
-                client.set(keys.ready_key(self._config.app, self._grain.name), os.getpid(),
-                           ex=READY_TTL_S)  # fmt: skip
+                client.set(
+                    keys.ready_key(self._config.app, self._grain.name), os.getpid(), ex=READY_TTL_S
+                )
                 ready_at = now + READY_TTL_S / 3
             self._read_children(timeout_s=0.05)
             self._enforce_deadlines()
@@ -181,8 +182,13 @@ class GrainWorker:
                 f"the instance of grain '{self._grain.name}' failed before running its task "
                 f"({result.cause})",
             )
-        _log(self._grain.name, "instance failed", pid=child.pid, error=result.error,
-             cause=result.cause)  # fmt: skip
+        _log(
+            self._grain.name,
+            "instance failed",
+            pid=child.pid,
+            error=result.error,
+            cause=result.cause,
+        )
         try:
             assert child.event is not None
             reporter.fail_task(child.event, child.token, result)
@@ -214,7 +220,9 @@ class GrainWorker:
                 os.write(fd, _FRAME.pack(kind, len(body)) + body)
 
             while True:
-                item = client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S)
+                item = cast(
+                    "list[bytes] | None", client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S)
+                )
                 if item is not None:
                     break
                 if os.getppid() != parent_pid:

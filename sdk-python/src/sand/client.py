@@ -135,7 +135,9 @@ class SandClient:
                 timeout=self._timeout_s,
             )
         except requests.ConnectionError as exc:
-            raise SandApiError(0, f"cannot reach SAND at {self._base} (is `sand up` running?)") from exc
+            raise SandApiError(
+                0, f"cannot reach SAND at {self._base} (is `sand up` running?)"
+            ) from exc
         if response.status_code >= 400:
             raise _error(response)
         return response.json() if response.content else None

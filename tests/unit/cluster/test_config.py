@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from sand.cluster.config import ConfigError, load_config
 
 

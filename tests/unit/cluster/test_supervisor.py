@@ -7,7 +7,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-
 from sand.cluster import probes
 from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.services import PrerequisiteError, ServiceSpec
@@ -17,8 +16,13 @@ from sand.cluster.supervisor import StartError, Supervisor
 def _config(tmp_path: Path, ready_timeout_s: float = 3) -> ClusterConfig:
     return load_config(
         env={},
-        overrides={"cluster": {"state_dir": str(tmp_path), "ready_timeout_s": ready_timeout_s,
-                               "stop_timeout_s": 2}},
+        overrides={
+            "cluster": {
+                "state_dir": str(tmp_path),
+                "ready_timeout_s": ready_timeout_s,
+                "stop_timeout_s": 2,
+            }
+        },
     )
 
 
@@ -36,8 +40,10 @@ def _spec(config: ClusterConfig, name: str, code: str, **kw: object) -> ServiceS
 def test_up_waitsForReadyLine_thenDownStopsIt(tmp_path: Path) -> None:
     """A service is ready when its marker is printed; down stops it and its children."""
     config = _config(tmp_path)
-    code = ("import subprocess, sys, time; subprocess.Popen(['sleep', '60']); "
-            "time.sleep(0.3); print('READY', flush=True); time.sleep(60)")
+    code = (
+        "import subprocess, sys, time; subprocess.Popen(['sleep', '60']); "
+        "time.sleep(0.3); print('READY', flush=True); time.sleep(60)"
+    )
     sup = Supervisor(config, [_spec(config, "svc", code, ready_marker="READY")])
     [started] = sup.up()
     assert started.ready_s >= 0.3
@@ -53,8 +59,12 @@ def test_up_serviceNeverReady_namesItAndLog_andKillsEverything(tmp_path: Path) -
     """A service that never becomes ready fails up with its name and log; nothing stays."""
     config = _config(tmp_path, ready_timeout_s=1)
     fast = _spec(config, "fast", "import time; time.sleep(60)")
-    slow = _spec(config, "slow", "import time; print('starting', flush=True); time.sleep(60)",
-                 ready_marker="NEVER")
+    slow = _spec(
+        config,
+        "slow",
+        "import time; print('starting', flush=True); time.sleep(60)",
+        ready_marker="NEVER",
+    )
     sup = Supervisor(config, [fast, slow])
     with pytest.raises(StartError) as caught:
         sup.up()
@@ -69,8 +79,12 @@ def test_up_serviceNeverReady_namesItAndLog_andKillsEverything(tmp_path: Path) -
 def test_up_serviceExits_reportsStatusAndLogTail(tmp_path: Path) -> None:
     """A service that dies during start-up is reported with its exit status and log."""
     config = _config(tmp_path)
-    dying = _spec(config, "dying", "import sys; print('bad config line 3'); sys.exit(3)",
-                  health=lambda: "not yet")
+    dying = _spec(
+        config,
+        "dying",
+        "import sys; print('bad config line 3'); sys.exit(3)",
+        health=lambda: "not yet",
+    )
     with pytest.raises(StartError, match=r"dying: exited with status 3[\s\S]*bad config line 3"):
         Supervisor(config, [dying]).up()
 

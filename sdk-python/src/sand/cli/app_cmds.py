@@ -68,8 +68,10 @@ def deploy(app_dir: Path, url: str | None) -> None:
                 _err.print(f"[dim]{time.monotonic() - started:5.1f} s  {phase}[/dim]")
 
         app = _api_call(lambda: _client(url).deploy(app_dir, progress))
-    _err.print(f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
-               f"in {time.monotonic() - started:.1f} s")  # fmt: skip
+    _err.print(
+        f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
+        f"in {time.monotonic() - started:.1f} s"
+    )
     _out.print_json(json.dumps(app))
 
 
@@ -95,21 +97,33 @@ def apps(url: str | None, as_json: bool) -> None:
     for column in ("app", "grains", "workflows", "backend", "state"):
         table.add_column(column)
     for app in listed:
-        table.add_row(app["name"], ", ".join(app.get("grains", [])),
-                      ", ".join(app.get("workflows", {})), str(app.get("backend", "")),
-                      str(app.get("state", "")))  # fmt: skip
+        table.add_row(
+            app["name"],
+            ", ".join(app.get("grains", [])),
+            ", ".join(app.get("workflows", {})),
+            str(app.get("backend", "")),
+            str(app.get("state", "")),
+        )
     _out.print(table)
 
 
 @click.command()
 @click.argument("app")
-@click.option("--workflow", "-w", default=None, help="Workflow to run (default: the app's default).")
+@click.option(
+    "--workflow", "-w", default=None, help="Workflow to run (default: the app's default)."
+)
 @click.option("--input", "input_json", default=None, help="Input as a JSON document.")
 @click.option("--input-file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--async", "is_async", is_flag=True, help="Return the execution id at once.")
 @url_option
-def invoke(app: str, workflow: str | None, input_json: str | None, input_file: Path | None,
-           is_async: bool, url: str | None) -> None:  # fmt: skip
+def invoke(
+    app: str,
+    workflow: str | None,
+    input_json: str | None,
+    input_file: Path | None,
+    is_async: bool,
+    url: str | None,
+) -> None:
     """Run a workflow of APP; print its output as one JSON line (exit 0), or
     {"Error", "Cause"} when it failed (exit 1)."""
     payload = _read_input(input_json, input_file)
@@ -142,8 +156,9 @@ def logs(app: str, tail: int, url: str | None) -> None:
 def _read_input(input_json: str | None, input_file: Path | None) -> Any:
     if input_json is not None and input_file is not None:
         raise click.UsageError("give --input or --input-file, not both")
-    source, text = ("--input", input_json) if input_file is None else (
-        str(input_file), input_file.read_text())  # fmt: skip
+    source, text = (
+        ("--input", input_json) if input_file is None else (str(input_file), input_file.read_text())
+    )
     if text is None:
         return {}
     try:

@@ -39,16 +39,22 @@ def cluster_config(config_file: Path | None) -> ClusterConfig:
 def supervisor(config: ClusterConfig) -> Supervisor:
     hooks = {}
     if config.docker_mode != "off":
-        hooks["dockerd" if config.docker_mode == "managed" else "redis"] = lambda: _import_image(config)
-    return Supervisor(config, report=lambda line: _err.print(f"[dim]{line}[/dim]"), after_ready=hooks)
+        hooks["dockerd" if config.docker_mode == "managed" else "redis"] = lambda: _import_image(
+            config
+        )
+    return Supervisor(
+        config, report=lambda line: _err.print(f"[dim]{line}[/dim]"), after_ready=hooks
+    )
 
 
 def _import_image(config: ClusterConfig) -> None:
     started = time.monotonic()
     try:
         if ensure_base_image(config):
-            _err.print(f"[dim]imported sandbox image {config.base_image} in "
-                       f"{time.monotonic() - started:.1f} s[/dim]")
+            _err.print(
+                f"[dim]imported sandbox image {config.base_image} in "
+                f"{time.monotonic() - started:.1f} s[/dim]"
+            )
     except ImageError as exc:
         raise StartError("dockerd", str(exc), None) from exc
 

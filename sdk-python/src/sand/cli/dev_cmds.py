@@ -74,7 +74,10 @@ def validate_cmd(target: Path) -> None:
         else:
             from sand_workflows import validate_workflow
 
-            problems = validate_workflow(target)
+            try:
+                problems = validate_workflow(target)
+            except UnicodeDecodeError as exc:
+                return _print_problems([f"{target}: not UTF-8 text: {exc.reason}"])
             if problems:
                 return _print_problems([str(p) for p in problems])
         click.echo("ok")
@@ -100,10 +103,12 @@ def _print_problems(problems: list[str]) -> int:
 @click.option("--input", "input_text", help="The execution's input, as JSON.")
 @click.option(
     "--input-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Read the input JSON from this file ('-' is not supported; use --input).",
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    help="Read the input JSON from this file ('-' reads stdin).",
 )
-@click.option("--trace", is_flag=True, help="Print each step (state, input, output, time) on stderr.")
+@click.option(
+    "--trace", is_flag=True, help="Print each step (state, input, output, time) on stderr."
+)
 @click.option("--no-wait", is_flag=True, help="Fire Wait states and retry intervals at once.")
 def emulate_cmd(
     app_dir: Path,
@@ -125,7 +130,7 @@ def emulate_cmd(
         from sand.app import AppError
         from sand.emulator import EmulationError, emulate
 
-        _configure_grain_logging()
+        _configure_grain_logging(verbose=trace)
         try:
             result = emulate(
                 app_dir,
@@ -154,9 +159,14 @@ def _read_input(input_text: str | None, input_file: Path | None) -> Any:
         raise click.UsageError("give the input with --input or --input-file, not both")
     if input_file is not None:
         try:
-            text = input_file.read_text(encoding="utf-8")
+            if str(input_file) == "-":
+                text = click.get_text_stream("stdin").read()
+            else:
+                text = input_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise click.BadParameter(f"cannot read {input_file}: {exc}", param_hint="--input-file")
+            raise click.BadParameter(
+                f"cannot read {input_file}: {exc}", param_hint="--input-file"
+            ) from None
         where = "--input-file"
     elif input_text is not None:
         text, where = input_text, "--input"
@@ -165,7 +175,10 @@ def _read_input(input_text: str | None, input_file: Path | None) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        source = str(input_file) if input_file is not None else "the value"
+        if input_file is None:
+            source = "the value"
+        else:
+            source = "stdin" if str(input_file) == "-" else str(input_file)
         raise click.BadParameter(
             f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
             param_hint=where,
@@ -198,22 +211,32 @@ def _print_step(step: Any) -> None:
         )
 
 
-def _configure_grain_logging() -> None:
-    """Grain logs go to stderr as key=value lines carrying the execution id."""
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of the record (CliRunner swaps it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def _configure_grain_logging(*, verbose: bool) -> None:
+    """Grain logs go to stderr as key=value lines carrying the execution id.
+
+    ``verbose`` adds DEBUG records, among them the tracebacks of failed grains.
+    """
     logger = logging.getLogger("sand.grain")
-    if any(getattr(h, "_sand_emulator", False) for h in logger.handlers):
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    if any(isinstance(h, _StderrHandler) for h in logger.handlers):
         return
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(
         logging.Formatter(
             "%(asctime)s level=%(levelname)s execution_id=%(execution_id)s "
-            "grain=%(grain)s %(message)s"
+            "grain=%(grain)s %(message)s",
+            defaults={"execution_id": "-", "grain": "-"},
         )
     )
-    handler._sand_emulator = True  # type: ignore[attr-defined]
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
 
 
 COMMANDS: list[click.Command] = [validate_cmd, emulate_cmd]

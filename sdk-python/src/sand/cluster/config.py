@@ -217,7 +217,9 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
                 raise ConfigError(f"port {port} is given to both {seen[port]} and {owner}")
             seen[port] = owner
     if d["mode"] not in _DOCKER_MODES:
-        raise ConfigError(f"docker.mode must be one of {', '.join(_DOCKER_MODES)}, got {d['mode']!r}")
+        raise ConfigError(
+            f"docker.mode must be one of {', '.join(_DOCKER_MODES)}, got {d['mode']!r}"
+        )
     if d["mode"] == "external" and not d["host"]:
         raise ConfigError("docker.host must be set when docker.mode is 'external'")
     return ClusterConfig(

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import docker
 import docker.errors
-
 from sand.cluster.config import ClusterConfig
 
 

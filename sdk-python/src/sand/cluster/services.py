@@ -88,7 +88,10 @@ def write_cluster_json(config: ClusterConfig) -> Path:
             "enabled": config.docker_mode != "off",
             "base_image": config.base_image,
         },
-        "frontend": {"ports": list(config.ports.frontends), "max_payload_kb": config.max_payload_kb},
+        "frontend": {
+            "ports": list(config.ports.frontends),
+            "max_payload_kb": config.max_payload_kb,
+        },
         "host_agent": {"port": config.ports.host_agent},
         "nginx": {"port": config.ports.nginx},
         "home": str(config.home),
@@ -193,10 +196,22 @@ def _kafka(config: ClusterConfig) -> ServiceSpec:
             data.mkdir(parents=True, exist_ok=True)
             cluster_id = uuid.uuid4().hex[:22]
             subprocess.run(
-                ["java", "-cp", f"{lib}/*", f"-Dlog4j2.configurationFile={log4j}",
-                 KAFKA_STORAGE_TOOL, "format", "-t", cluster_id, "-c", str(conf)],
-                check=True, capture_output=True, timeout=120,
-            )  # fmt: skip
+                [
+                    "java",
+                    "-cp",
+                    f"{lib}/*",
+                    f"-Dlog4j2.configurationFile={log4j}",
+                    KAFKA_STORAGE_TOOL,
+                    "format",
+                    "-t",
+                    cluster_id,
+                    "-c",
+                    str(conf),
+                ],
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
 
     return ServiceSpec(
         name="kafka",
@@ -257,7 +272,11 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
         address=f"127.0.0.1:{config.ports.cassandra_cql}",
         log=_log(config, "cassandra"),
         health=probes.cassandra_query(config.ports.cassandra_cql),
-        ports=(config.ports.cassandra_cql, config.ports.cassandra_storage, config.ports.cassandra_jmx),
+        ports=(
+            config.ports.cassandra_cql,
+            config.ports.cassandra_storage,
+            config.ports.cassandra_jmx,
+        ),
         ready_marker="Startup complete",
         needs=("java", str(lib / "cassandra-all-5.0.5.jar")),
         prepare=prepare,

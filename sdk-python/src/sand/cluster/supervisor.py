@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-
 from sand.cluster.config import ClusterConfig
 from sand.cluster.services import ServiceSpec, build_services, check_prerequisites
 
@@ -91,7 +90,11 @@ class Supervisor:
         if something is not installed.
         """
         check_prerequisites(self._services)
-        for directory in (self._config.run_dir / "pids", self._config.logs_dir, self._config.conf_dir):
+        for directory in (
+            self._config.run_dir / "pids",
+            self._config.logs_dir,
+            self._config.conf_dir,
+        ):
             directory.mkdir(parents=True, exist_ok=True)
         running = {spec.name: pid for spec in self._services if (pid := self._pid(spec.name))}
         to_start = [spec for spec in self._services if spec.name not in running]
@@ -119,7 +122,9 @@ class Supervisor:
     def _spawn(self, spec: ServiceSpec) -> subprocess.Popen[bytes]:
         spec.log.parent.mkdir(parents=True, exist_ok=True)
         with spec.log.open("ab") as log:
-            log.write(f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S')} sand up starts {spec.name}\n".encode())
+            log.write(
+                f"\n=== {time.strftime('%Y-%m-%dT%H:%M:%S')} sand up starts {spec.name}\n".encode()
+            )
             log.flush()
             process = subprocess.Popen(
                 spec.argv,
@@ -155,7 +160,9 @@ class Supervisor:
         while not self._abort.is_set():
             code = process.poll()
             if code is not None:
-                raise StartError(spec.name, f"exited with status {code} before it was ready", spec.log)
+                raise StartError(
+                    spec.name, f"exited with status {code} before it was ready", spec.log
+                )
             elapsed = self._clock() - started_at
             if _is_ready(spec, offset):
                 hook = self._after_ready.get(spec.name)
@@ -233,7 +240,9 @@ class Supervisor:
             pid = self._pid(spec.name)
             if pid is None:
                 statuses.append(
-                    ServiceStatus(spec.name, None, spec.address, False, "not running", None, spec.log)
+                    ServiceStatus(
+                        spec.name, None, spec.address, False, "not running", None, spec.log
+                    )
                 )
                 continue
             problem = spec.health()
@@ -262,7 +271,10 @@ class Supervisor:
         try:
             record = json.loads(path.read_text())
             process = psutil.Process(int(record["pid"]))
-            if abs(process.create_time() - float(record["create_time"])) < 0.5 and process.status() != psutil.STATUS_ZOMBIE:
+            if (
+                abs(process.create_time() - float(record["create_time"])) < 0.5
+                and process.status() != psutil.STATUS_ZOMBIE
+            ):
                 return process.pid
         except (FileNotFoundError, ValueError, KeyError, TypeError, psutil.Error):
             pass
@@ -324,9 +336,9 @@ def _tree_rss_mb(pid: int) -> float | None:
 def _port_holder(port: int) -> str:
     with contextlib.suppress(psutil.Error, OSError):
         for conn in psutil.net_connections(kind="tcp"):
-            if conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN:
-                if conn.pid:
-                    return f" by pid {conn.pid} ({psutil.Process(conn.pid).name()})"
+            listening = conn.laddr and conn.laddr.port == port and conn.status == psutil.CONN_LISTEN
+            if listening and conn.pid:
+                return f" by pid {conn.pid} ({psutil.Process(conn.pid).name()})"
     return ""
 
 

@@ -1,0 +1,52 @@
+package dev.sand.store.cassandra;
+
+import java.util.List;
+
+/**
+ * SAND's Cassandra schema, built here and nowhere else. Statements are idempotent ({@code IF NOT
+ * EXISTS}) so every host agent may run them at start-up.
+ *
+ * <table>
+ *   <caption>Tables in the SAND keyspace</caption>
+ *   <tr><th>table</th><th>key</th><th>holds</th></tr>
+ *   <tr><td>{@code executions}</td><td>{@code execution_id}</td>
+ *       <td>one row per execution: app, workflow, status, input/output (JSON text), error, cause,
+ *       created_at, finished_at</td></tr>
+ *   <tr><td>{@code data}</td><td>{@code ((app), key)}</td>
+ *       <td>the global data layer: one blob per application key</td></tr>
+ * </table>
+ */
+public final class CassandraSchema {
+  public static final String EXECUTIONS = "executions";
+  public static final String DATA = "data";
+
+  private CassandraSchema() {}
+
+  /**
+   * The statements that create {@code keyspace} and its tables, in order.
+   *
+   * <p>SimpleStrategy with replication factor 1: a single-host cluster has one node. Multi-host
+   * deployments create the keyspace beforehand with their own replication; {@code IF NOT EXISTS}
+   * then leaves it alone.
+   *
+   * @param keyspace a plain lower-case identifier (checked by {@code CassandraConfig})
+   */
+  public static List<String> statements(String keyspace) {
+    return List.of(
+        "CREATE KEYSPACE IF NOT EXISTS "
+            + keyspace
+            + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + EXECUTIONS
+            + " (execution_id text PRIMARY KEY, app text, workflow text, status text,"
+            + " input text, output text, error text, cause text,"
+            + " created_at timestamp, finished_at timestamp)",
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + DATA
+            + " (app text, key text, value blob, PRIMARY KEY ((app), key))");
+  }
+}

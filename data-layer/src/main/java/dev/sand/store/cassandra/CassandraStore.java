@@ -1,0 +1,115 @@
+package dev.sand.store.cassandra;
+
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DriverException;
+import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
+import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.Row;
+import com.datastax.oss.driver.api.core.cql.SimpleStatement;
+import dev.sand.config.CassandraConfig;
+import dev.sand.store.StoreException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * The global data layer's connection to Cassandra.
+ *
+ * <p>Thread-safe: one driver session serves all callers. The driver reconnects to nodes on its own;
+ * requests made meanwhile fail with {@link StoreException}.
+ */
+public final class CassandraStore implements AutoCloseable {
+  /** Schema changes wait for every node to agree, which takes longer than a query. */
+  private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
+
+  private final CassandraConfig config;
+  private final CqlSession session;
+
+  private CassandraStore(CassandraConfig config, CqlSession session) {
+    this.config = config;
+    this.session = session;
+  }
+
+  /**
+   * Opens a session to the cluster through {@code config.contactPoint()}. Blocking; each request is
+   * bounded by {@code requestTimeout}.
+   *
+   * @throws StoreException naming the contact point when no node answers
+   */
+  public static CassandraStore connect(CassandraConfig config, Duration requestTimeout) {
+    DriverConfigLoader loader =
+        DriverConfigLoader.programmaticBuilder()
+            .withDuration(DefaultDriverOption.REQUEST_TIMEOUT, requestTimeout)
+            .withDuration(DefaultDriverOption.CONNECTION_CONNECT_TIMEOUT, requestTimeout)
+            .withDuration(DefaultDriverOption.CONNECTION_INIT_QUERY_TIMEOUT, requestTimeout)
+            .withDuration(DefaultDriverOption.CONTROL_CONNECTION_TIMEOUT, requestTimeout)
+            .withDuration(DefaultDriverOption.METADATA_SCHEMA_REQUEST_TIMEOUT, requestTimeout)
+            // one connection per node is plenty for the agent and keeps threads and sockets down
+            .withInt(DefaultDriverOption.CONNECTION_POOL_LOCAL_SIZE, 1)
+            .build();
+    InetSocketAddress contact =
+        new InetSocketAddress(config.contactPoint().host(), config.contactPoint().port());
+    try {
+      CqlSession session =
+          CqlSession.builder()
+              .withConfigLoader(loader)
+              .addContactPoint(contact)
+              .withLocalDatacenter(config.datacenter())
+              .build();
+      return new CassandraStore(config, session);
+    } catch (DriverException | IllegalStateException e) {
+      loader.close();
+      throw new StoreException(
+          "cassandra at "
+              + config.contactPoint()
+              + " (datacenter "
+              + config.datacenter()
+              + "): "
+              + e.getMessage(),
+          e);
+    }
+  }
+
+  /**
+   * Creates the keyspace and tables of {@link CassandraSchema} if absent. Blocking, up to about 30
+   * s per statement.
+   *
+   * @throws StoreException naming the statement that failed
+   */
+  public void ensureSchema() {
+    for (String cql : CassandraSchema.statements(config.keyspace())) {
+      try {
+        session.execute(SimpleStatement.newInstance(cql).setTimeout(SCHEMA_TIMEOUT));
+      } catch (DriverException e) {
+        throw new StoreException(
+            "cassandra at "
+                + config.contactPoint()
+                + ": schema statement failed: "
+                + cql
+                + ": "
+                + e.getMessage(),
+            e);
+      }
+    }
+  }
+
+  /**
+   * Checks that the coordinator answers a trivial query and returns its Cassandra version.
+   * Blocking, bounded by the request timeout.
+   *
+   * @throws StoreException when no node answers
+   */
+  public String ping() {
+    try {
+      Row row = session.execute("SELECT release_version FROM system.local").one();
+      return row == null ? "unknown" : row.getString("release_version");
+    } catch (DriverException e) {
+      throw new StoreException("cassandra at " + config.contactPoint() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Closes the session and its connections. Blocking, a second or so. */
+  @Override
+  public void close() {
+    session.close();
+  }
+}

@@ -1,0 +1,25 @@
+package dev.sand.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sand.store.cassandra.CassandraSchema;
+import org.junit.jupiter.api.Test;
+
+class CassandraSchemaTest {
+  /** The keyspace comes first, then the tables, all qualified with the configured keyspace. */
+  @Test
+  void statements_createKeyspaceThenTables() {
+    assertThat(CassandraSchema.statements("sandx"))
+        .hasSize(3)
+        .satisfiesExactly(
+            ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
+            executions ->
+                assertThat(executions)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.executions ")
+                    .contains("execution_id text PRIMARY KEY"),
+            data ->
+                assertThat(data)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.data ")
+                    .contains("PRIMARY KEY ((app), key)"));
+  }
+}

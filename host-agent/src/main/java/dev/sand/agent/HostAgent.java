@@ -1,0 +1,257 @@
+package dev.sand.agent;
+
+import dev.sand.bridge.kafka.KafkaBridge;
+import dev.sand.bus.Topics;
+import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.config.ClusterConfig;
+import dev.sand.sandbox.SandboxInfo;
+import dev.sand.sandbox.SandboxRuntime;
+import dev.sand.sandbox.docker.DockerSandboxRuntime;
+import dev.sand.store.cassandra.CassandraStore;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host agent of one host, wired from a {@link ClusterConfig}: its HTTP endpoint and its
+ * dependencies (Redis, Kafka, Cassandra, Docker), each brought up by a {@link DependencyMonitor} so
+ * that the services may start in any order.
+ *
+ * <p>Lifecycle: {@link #create} (no I/O) → {@link #start} (binds the port, starts connecting) →
+ * {@link #awaitReady} (blocks until every dependency opened, or throws when one was given up on) →
+ * {@link #close}. Thread-safe.
+ */
+public final class HostAgent implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+
+  /**
+   * What tests may replace when building an agent through the same wiring as production.
+   *
+   * @param port HTTP port; 0 picks a free one
+   * @param dependencies the backends, in the order health lists them
+   */
+  public record Wiring(int port, List<Dependency> dependencies, Timing timing, Clock clock) {
+    public Wiring {
+      dependencies = List.copyOf(dependencies);
+    }
+
+    public Wiring withPort(int newPort) {
+      return new Wiring(newPort, dependencies, timing, clock);
+    }
+
+    public Wiring withDependencies(List<Dependency> newDependencies) {
+      return new Wiring(port, newDependencies, timing, clock);
+    }
+
+    public Wiring withTiming(Timing newTiming) {
+      return new Wiring(port, dependencies, newTiming, clock);
+    }
+  }
+
+  private final ClusterConfig config;
+  private final Wiring wiring;
+  private final List<DependencyMonitor> monitors = new ArrayList<>();
+  private final Server server;
+  private final ServerConnector connector;
+
+  private HostAgent(ClusterConfig config, Wiring wiring) {
+    this.config = config;
+    this.wiring = wiring;
+    for (Dependency dependency : wiring.dependencies()) {
+      monitors.add(new DependencyMonitor(dependency, wiring.timing(), wiring.clock()));
+    }
+    // the endpoint serves health only: a handful of threads is plenty
+    QueuedThreadPool threads = new QueuedThreadPool(8, 2);
+    threads.setName("http");
+    server = new Server(threads);
+    connector = new ServerConnector(server, 1, 1);
+    connector.setHost("127.0.0.1");
+    connector.setPort(wiring.port());
+    server.addConnector(connector);
+    server.setHandler(new GracefulHandler(new HealthHandler(this::identity, this::snapshots)));
+    server.setErrorHandler(new JsonHttp.JsonErrorHandler());
+    server.setStopTimeout(STOP_TIMEOUT.toMillis());
+  }
+
+  /** The production agent for {@code config}. Does no I/O. */
+  public static HostAgent create(ClusterConfig config) {
+    return create(config, defaultWiring(config));
+  }
+
+  /** An agent for {@code config} with parts replaced (tests). Does no I/O. */
+  public static HostAgent create(ClusterConfig config, Wiring wiring) {
+    return new HostAgent(config, wiring);
+  }
+
+  /** The production wiring: real backends, production timing, system clock. */
+  public static Wiring defaultWiring(ClusterConfig config) {
+    List<Dependency> dependencies = new ArrayList<>();
+    dependencies.add(
+        new Backend<>(
+            "redis",
+            () -> RedisLocalBus.connect(config.redis().socket(), REQUEST_TIMEOUT),
+            bus -> {
+              bus.ping();
+              return "redis " + bus.serverVersion() + " at " + config.redis().socket();
+            },
+            bus -> {
+              bus.ping();
+              return "PONG from " + config.redis().socket();
+            }));
+    dependencies.add(
+        new Backend<>(
+            "kafka",
+            () ->
+                KafkaBridge.connect(
+                    config.kafka(), "sand-host-agent-" + config.hostId(), REQUEST_TIMEOUT),
+            bridge -> {
+              bridge.ensureTopics(List.of(Topics.RESULTS));
+              return bridge.ping() + ", topic " + Topics.RESULTS + " present";
+            },
+            KafkaBridge::ping));
+    dependencies.add(
+        new Backend<>(
+            "cassandra",
+            () -> CassandraStore.connect(config.cassandra(), REQUEST_TIMEOUT),
+            store -> {
+              store.ensureSchema();
+              return "cassandra "
+                  + store.ping()
+                  + ", keyspace "
+                  + config.cassandra().keyspace()
+                  + " ready";
+            },
+            store -> "cassandra " + store.ping()));
+    if (config.docker().enabled()) {
+      dependencies.add(
+          new Backend<SandboxRuntime>(
+              "docker",
+              () -> DockerSandboxRuntime.create(config.docker().host(), config.hostId()),
+              runtime -> {
+                String version = runtime.ping();
+                int removed = removeOrphans(runtime, config.hostId());
+                return version + ", removed " + removed + " orphan sandbox(es)";
+              },
+              SandboxRuntime::ping));
+    } else {
+      dependencies.add(new Disabled("docker", "docker.enabled is false in the config"));
+    }
+    return new Wiring(config.hostAgent().port(), dependencies, Timing.DEFAULT, Clock.systemUTC());
+  }
+
+  /**
+   * Removes every sandbox labelled as owned by {@code hostId}: after a crash or an unclean stop,
+   * they belong to no one. Returns how many were removed.
+   */
+  static int removeOrphans(SandboxRuntime runtime, String hostId) {
+    List<SandboxInfo> owned = runtime.listOwned();
+    for (SandboxInfo orphan : owned) {
+      LOG.atInfo()
+          .addKeyValue("host_id", hostId)
+          .addKeyValue("sandbox", orphan.id().toString())
+          .addKeyValue("app", orphan.app())
+          .addKeyValue("state", orphan.state())
+          .log("removing orphan sandbox");
+      runtime.remove(orphan.id());
+    }
+    return owned.size();
+  }
+
+  /**
+   * Binds the HTTP port and starts connecting to every dependency in the background. Returns once
+   * {@code /health} answers (503 until the dependencies are up).
+   *
+   * @throws StartupException when the port cannot be bound
+   */
+  public void start() {
+    try {
+      server.start();
+    } catch (Exception e) {
+      throw new StartupException(
+          "host agent: cannot listen on 127.0.0.1:" + wiring.port() + ": " + e.getMessage(), e);
+    }
+    LOG.atInfo()
+        .addKeyValue("host_id", config.hostId())
+        .addKeyValue("port", port())
+        .log("health endpoint listening");
+    monitors.forEach(DependencyMonitor::start);
+  }
+
+  /**
+   * Blocks until every dependency opened (or is disabled).
+   *
+   * @throws StartupException naming each dependency that stayed unreachable past the deadline
+   */
+  public void awaitReady() {
+    List<String> failures = new ArrayList<>();
+    for (DependencyMonitor monitor : monitors) {
+      try {
+        monitor.opened().get();
+      } catch (ExecutionException e) {
+        failures.add(e.getCause().getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new StartupException("host agent: interrupted while waiting for dependencies", e);
+      }
+    }
+    if (!failures.isEmpty()) {
+      throw new StartupException("host agent cannot start: " + String.join("; ", failures));
+    }
+    LOG.atInfo()
+        .addKeyValue("host_id", config.hostId())
+        .addKeyValue("port", port())
+        .log("host agent ready");
+  }
+
+  /** A future that completes when every dependency opened; for callers that cannot block. */
+  public CompletableFuture<Void> ready() {
+    return CompletableFuture.allOf(
+        monitors.stream().map(DependencyMonitor::opened).toArray(CompletableFuture[]::new));
+  }
+
+  /** The bound HTTP port (useful when the wiring asked for port 0). */
+  public int port() {
+    return connector.getLocalPort();
+  }
+
+  private Map<String, Object> identity() {
+    Map<String, Object> identity = new LinkedHashMap<>();
+    identity.put("service", "host-agent");
+    identity.put("host_id", config.hostId());
+    identity.put("port", port());
+    identity.put("pid", ProcessHandle.current().pid());
+    return identity;
+  }
+
+  private List<DependencyMonitor.Snapshot> snapshots() {
+    return monitors.stream().map(DependencyMonitor::snapshot).toList();
+  }
+
+  /**
+   * Stops gracefully: lets in-flight requests finish (up to 5 s), stops the monitors, closes the
+   * connections. Idempotent; never throws.
+   */
+  @Override
+  public void close() {
+    try {
+      server.stop();
+    } catch (Exception e) {
+      LOG.atWarn().addKeyValue("error", e.toString()).log("http server stop failed");
+    }
+    monitors.forEach(DependencyMonitor::close);
+    LOG.atInfo().addKeyValue("host_id", config.hostId()).log("host agent stopped");
+  }
+}

@@ -1,0 +1,58 @@
+package dev.sand.agent;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.nio.ByteBuffer;
+import java.util.Map;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * JSON responses for Jetty's core API: every answer of the agent, errors included, is a JSON
+ * object. (The frontend has its own copy; the two share no module that could hold it without
+ * pulling Jetty into the bus library.)
+ */
+final class JsonHttp {
+  static final ObjectMapper MAPPER = JsonMapper.builder().build();
+
+  private JsonHttp() {}
+
+  /** Writes {@code body} as JSON with {@code status} and completes {@code callback}. */
+  static void send(Response response, Callback callback, int status, Object body) {
+    byte[] bytes;
+    try {
+      bytes = MAPPER.writeValueAsBytes(body);
+    } catch (JsonProcessingException e) {
+      // our bodies are maps of strings and numbers; failing here is a programming error
+      callback.failed(e);
+      return;
+    }
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+    response.write(true, ByteBuffer.wrap(bytes), callback);
+  }
+
+  /** Writes {@code {"error": message}}. */
+  static void error(Response response, Callback callback, int status, String message) {
+    send(response, callback, status, Map.of("error", message));
+  }
+
+  /** Turns the errors Jetty generates itself (bad requests, unhandled exceptions) into JSON. */
+  static final class JsonErrorHandler extends ErrorHandler {
+    @Override
+    protected void generateResponse(
+        Request request,
+        Response response,
+        int code,
+        String message,
+        Throwable cause,
+        Callback callback) {
+      error(response, callback, code, message == null ? "HTTP " + code : message);
+    }
+  }
+}

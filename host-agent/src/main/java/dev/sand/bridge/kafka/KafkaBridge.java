@@ -1,0 +1,122 @@
+package dev.sand.bridge.kafka;
+
+import dev.sand.config.KafkaConfig;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.errors.TopicExistsException;
+
+/**
+ * The host agent's side of the global bus (Kafka). For now: topic administration and liveness; the
+ * local-bus ⇄ Kafka forwarding loops build on the same connection.
+ *
+ * <p>Thread-safe (Kafka's admin client is). Calls block up to the request timeout given at {@link
+ * #connect} and throw {@link BridgeException} naming the brokers.
+ */
+public final class KafkaBridge implements AutoCloseable {
+  private final KafkaConfig config;
+  private final Admin admin;
+  private final Duration timeout;
+
+  private KafkaBridge(KafkaConfig config, Admin admin, Duration timeout) {
+    this.config = config;
+    this.admin = admin;
+    this.timeout = timeout;
+  }
+
+  /**
+   * Creates the admin client. Does not block: Kafka connects lazily, so the first call reports an
+   * unreachable cluster.
+   *
+   * @param clientId names this agent in broker logs
+   * @param timeout bound of every call
+   */
+  public static KafkaBridge connect(KafkaConfig config, String clientId, Duration timeout) {
+    Properties props = new Properties();
+    props.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    props.put(AdminClientConfig.CLIENT_ID_CONFIG, clientId);
+    props.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+    props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
+    // a broker that restarts should be found again quickly, not after the 1 s default backoff cap
+    props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500);
+    try {
+      return new KafkaBridge(config, Admin.create(props), timeout);
+    } catch (KafkaException e) {
+      throw new BridgeException("kafka at " + config.bootstrapServers() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Creates {@code topics} that do not exist yet, with the brokers' default partitions and
+   * replication. Blocking.
+   *
+   * @throws BridgeException naming the topic when the cluster refuses or does not answer
+   */
+  public void ensureTopics(Collection<String> topics) {
+    List<NewTopic> wanted =
+        topics.stream().map(t -> new NewTopic(t, Optional.empty(), Optional.empty())).toList();
+    var results = admin.createTopics(wanted).values();
+    for (var entry : results.entrySet()) {
+      try {
+        entry.getValue().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof TopicExistsException)) {
+          throw failure("create topic " + entry.getKey(), e.getCause());
+        }
+      } catch (TimeoutException e) {
+        throw failure("create topic " + entry.getKey(), e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw failure("create topic " + entry.getKey(), e);
+      }
+    }
+  }
+
+  /**
+   * Checks that the cluster answers; returns a description such as {@code 1 broker(s), cluster
+   * abc}. Blocking.
+   *
+   * @throws BridgeException when no broker answers in time
+   */
+  public String ping() {
+    DescribeClusterResult cluster = admin.describeCluster();
+    try {
+      Collection<Node> nodes = cluster.nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      String id = cluster.clusterId().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return nodes.size() + " broker(s), cluster " + id;
+    } catch (ExecutionException e) {
+      throw failure("describe cluster", e.getCause());
+    } catch (TimeoutException e) {
+      throw failure("describe cluster", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw failure("describe cluster", e);
+    }
+  }
+
+  /** Closes the admin client, waiting up to a second for in-flight calls. */
+  @Override
+  public void close() {
+    admin.close(Duration.ofSeconds(1));
+  }
+
+  private BridgeException failure(String action, Throwable cause) {
+    String why =
+        cause instanceof TimeoutException
+            ? "no answer within " + timeout.toMillis() + " ms"
+            : String.valueOf(cause.getMessage());
+    return new BridgeException(
+        "kafka at " + config.bootstrapServers() + ": " + action + ": " + why, cause);
+  }
+}

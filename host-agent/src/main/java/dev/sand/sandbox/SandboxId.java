@@ -1,0 +1,19 @@
+package dev.sand.sandbox;
+
+/**
+ * The backend's id of a sandbox (a Docker container id, or a process-group id).
+ *
+ * @param value non-blank
+ */
+public record SandboxId(String value) {
+  public SandboxId {
+    if (value == null || value.isBlank()) {
+      throw new IllegalArgumentException("sandbox id must be non-blank, got '" + value + "'");
+    }
+  }
+
+  @Override
+  public String toString() {
+    return value.length() > 12 ? value.substring(0, 12) : value;
+  }
+}

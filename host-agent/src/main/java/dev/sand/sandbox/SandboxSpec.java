@@ -1,0 +1,59 @@
+package dev.sand.sandbox;
+
+import dev.sand.bus.Names;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a sandbox is made of.
+ *
+ * @param app the application the sandbox isolates
+ * @param image the image (Docker) holding the runtime and SAND's worker code
+ * @param memoryMb memory limit in MiB, > 0
+ * @param mounts host directories visible inside the sandbox
+ * @param env environment of the sandbox's main process
+ * @param command the sandbox's main process; it must stay alive while the sandbox is in use
+ */
+public record SandboxSpec(
+    String app,
+    String image,
+    int memoryMb,
+    List<Mount> mounts,
+    Map<String, String> env,
+    List<String> command) {
+  public SandboxSpec {
+    Names.requireApp(app);
+    if (image == null || image.isBlank()) {
+      throw new IllegalArgumentException("sandbox of app '" + app + "': image must be non-blank");
+    }
+    if (memoryMb <= 0) {
+      throw new IllegalArgumentException(
+          "sandbox of app '" + app + "': memory_mb must be > 0, got " + memoryMb);
+    }
+    mounts = List.copyOf(mounts);
+    env = Map.copyOf(env);
+    command = List.copyOf(command);
+    if (command.isEmpty()) {
+      throw new IllegalArgumentException("sandbox of app '" + app + "': command must be non-empty");
+    }
+  }
+
+  /**
+   * A host directory bound into the sandbox.
+   *
+   * @param hostPath absolute path on the host
+   * @param sandboxPath absolute path inside the sandbox
+   * @param readOnly whether the sandbox may write to it
+   */
+  public record Mount(String hostPath, String sandboxPath, boolean readOnly) {
+    public Mount {
+      if (hostPath == null || !hostPath.startsWith("/")) {
+        throw new IllegalArgumentException("mount host path must be absolute, got " + hostPath);
+      }
+      if (sandboxPath == null || !sandboxPath.startsWith("/")) {
+        throw new IllegalArgumentException(
+            "mount sandbox path must be absolute, got " + sandboxPath);
+      }
+    }
+  }
+}

@@ -1,0 +1,285 @@
+package dev.sand.sandbox.docker;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.exception.NotModifiedException;
+import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Version;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import com.github.dockerjava.transport.DockerHttpClient;
+import dev.sand.bus.Names;
+import dev.sand.sandbox.ExecSpec;
+import dev.sand.sandbox.Labels;
+import dev.sand.sandbox.SandboxException;
+import dev.sand.sandbox.SandboxId;
+import dev.sand.sandbox.SandboxInfo;
+import dev.sand.sandbox.SandboxRuntime;
+import dev.sand.sandbox.SandboxSpec;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Sandboxes as Docker containers, through the Engine API on a unix socket (or TCP).
+ *
+ * <p>Containers get {@code network_mode=none}: grains reach the local bus and data layer through
+ * Redis's unix socket mounted into the sandbox, and SAND's dockerd runs without a bridge. Thread-
+ * safe (docker-java's client is).
+ */
+public final class DockerSandboxRuntime implements SandboxRuntime {
+  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
+  // image pulls are not done here, so no call should take long; logs can be large
+  private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(60);
+  private static final long LOGS_TIMEOUT_S = 10;
+
+  private final URI host;
+  private final String hostId;
+  private final DockerHttpClient http;
+  private final DockerClient client;
+
+  private DockerSandboxRuntime(
+      URI host, String hostId, DockerHttpClient http, DockerClient client) {
+    this.host = host;
+    this.hostId = hostId;
+    this.http = http;
+    this.client = client;
+  }
+
+  /**
+   * A runtime for the engine at {@code host} that owns containers labelled {@code hostId}. Does not
+   * connect yet; the first call does.
+   */
+  public static DockerSandboxRuntime create(URI host, String hostId) {
+    Names.requireHostId(hostId);
+    DockerClientConfig config =
+        DefaultDockerClientConfig.createDefaultConfigBuilder()
+            .withDockerHost(host.toString())
+            .build();
+    DockerHttpClient http =
+        new ApacheDockerHttpClient.Builder()
+            .dockerHost(config.getDockerHost())
+            .sslConfig(config.getSSLConfig())
+            .maxConnections(16)
+            .connectionTimeout(CONNECT_TIMEOUT)
+            .responseTimeout(RESPONSE_TIMEOUT)
+            .build();
+    return new DockerSandboxRuntime(host, hostId, http, DockerClientImpl.getInstance(config, http));
+  }
+
+  @Override
+  public SandboxId create(SandboxSpec spec) {
+    String name = Labels.sandboxName(hostId, spec.app());
+    List<Bind> binds =
+        spec.mounts().stream()
+            .map(
+                m ->
+                    Bind.parse(
+                        m.hostPath() + ":" + m.sandboxPath() + (m.readOnly() ? ":ro" : ":rw")))
+            .toList();
+    List<String> env =
+        spec.env().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList();
+    return call(
+        "create container " + name + " from image " + spec.image(),
+        () -> {
+          try (CreateContainerCmd cmd = client.createContainerCmd(spec.image())) {
+            String id =
+                cmd.withName(name)
+                    .withLabels(Labels.of(hostId, spec.app()))
+                    .withEnv(env)
+                    .withCmd(spec.command())
+                    .withHostConfig(
+                        HostConfig.newHostConfig()
+                            .withMemory(spec.memoryMb() * 1024L * 1024L)
+                            .withBinds(binds)
+                            .withNetworkMode("none"))
+                    .exec()
+                    .getId();
+            return new SandboxId(id);
+          }
+        });
+  }
+
+  @Override
+  public void start(SandboxId id) {
+    call(
+        "start container " + id,
+        () -> {
+          try {
+            client.startContainerCmd(id.value()).exec();
+          } catch (NotModifiedException alreadyRunning) {
+            // starting a running container is a no-op for us
+          }
+          return null;
+        });
+  }
+
+  @Override
+  public String exec(SandboxId id, ExecSpec spec) {
+    return call(
+        "exec " + spec.command() + " in container " + id,
+        () -> {
+          String execId =
+              client
+                  .execCreateCmd(id.value())
+                  .withCmd(spec.command().toArray(String[]::new))
+                  .withEnv(
+                      spec.env().entrySet().stream()
+                          .map(e -> e.getKey() + "=" + e.getValue())
+                          .toList())
+                  .withWorkingDir(spec.workDir())
+                  .withAttachStdout(false)
+                  .withAttachStderr(false)
+                  .exec()
+                  .getId();
+          client.execStartCmd(execId).withDetach(true).start().awaitCompletion();
+          return execId;
+        });
+  }
+
+  @Override
+  public void stop(SandboxId id, Duration grace) {
+    call(
+        "stop container " + id,
+        () -> {
+          try {
+            client
+                .stopContainerCmd(id.value())
+                .withTimeout((int) Math.max(0, Math.min(Integer.MAX_VALUE, grace.toSeconds())))
+                .exec();
+          } catch (NotModifiedException alreadyStopped) {
+            // stopping a stopped container is a no-op for us
+          }
+          return null;
+        });
+  }
+
+  @Override
+  public void remove(SandboxId id) {
+    call(
+        "remove container " + id,
+        () -> {
+          try {
+            client.removeContainerCmd(id.value()).withForce(true).withRemoveVolumes(true).exec();
+          } catch (NotFoundException alreadyGone) {
+            // removal is idempotent: the goal state is reached
+          }
+          return null;
+        });
+  }
+
+  @Override
+  public List<SandboxInfo> listOwned() {
+    return call(
+        "list containers labelled " + Labels.OWNER + "=" + hostId,
+        () -> {
+          List<Container> containers =
+              client
+                  .listContainersCmd()
+                  .withShowAll(true)
+                  .withLabelFilter(Map.of(Labels.OWNER, hostId))
+                  .exec();
+          return containers.stream()
+              .map(
+                  c ->
+                      new SandboxInfo(
+                          new SandboxId(c.getId()),
+                          c.getLabels() == null ? "" : c.getLabels().getOrDefault(Labels.APP, ""),
+                          String.valueOf(c.getState())))
+              .toList();
+        });
+  }
+
+  @Override
+  public String logs(SandboxId id, int tailLines) {
+    return call(
+        "read logs of container " + id,
+        () -> {
+          StringBuilder out = new StringBuilder();
+          ResultCallback.Adapter<Frame> callback =
+              new ResultCallback.Adapter<>() {
+                @Override
+                public void onNext(Frame frame) {
+                  out.append(new String(frame.getPayload(), StandardCharsets.UTF_8));
+                }
+              };
+          client
+              .logContainerCmd(id.value())
+              .withStdOut(true)
+              .withStdErr(true)
+              .withTail(tailLines)
+              .exec(callback);
+          if (!callback.awaitCompletion(LOGS_TIMEOUT_S, TimeUnit.SECONDS)) {
+            callback.close();
+            throw new SandboxException(
+                "docker at "
+                    + host
+                    + ": logs of container "
+                    + id
+                    + " took over "
+                    + LOGS_TIMEOUT_S
+                    + " s",
+                null);
+          }
+          return out.toString();
+        });
+  }
+
+  @Override
+  public String ping() {
+    return call(
+        "ping",
+        () -> {
+          client.pingCmd().exec();
+          Version version = client.versionCmd().exec();
+          return "docker " + version.getVersion() + " (api " + version.getApiVersion() + ")";
+        });
+  }
+
+  @Override
+  public void close() {
+    try {
+      client.close();
+      http.close();
+    } catch (IOException e) {
+      throw new SandboxException("docker at " + host + ": close failed: " + e, e);
+    }
+  }
+
+  /** A Docker call whose failures become {@link SandboxException}s naming the action. */
+  private interface DockerCall<T> {
+    T run() throws Exception;
+  }
+
+  private <T> T call(String action, DockerCall<T> docker) {
+    try {
+      return docker.run();
+    } catch (SandboxException e) {
+      throw e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new SandboxException("docker at " + host + ": " + action + ": interrupted", e);
+    } catch (Exception e) {
+      throw new SandboxException("docker at " + host + ": " + action + ": " + describe(e), e);
+    }
+  }
+
+  private static String describe(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? e.toString() : e + " (caused by " + root + ")";
+  }
+}

@@ -1,0 +1,129 @@
+package dev.sand.bus.redis;
+
+import dev.sand.bus.EventCodec;
+import dev.sand.bus.thrift.EventMessage;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The host's local bus: one Redis reached over a unix socket. Queue names come from {@link
+ * dev.sand.bus.Queues}; values are {@link EventCodec}-encoded events.
+ *
+ * <p>Thread-safe: one multiplexed connection serves all callers. Lettuce reconnects on its own
+ * after the server comes back; while it is away, commands fail at once with {@link
+ * LocalBusException} instead of queueing, so callers (and {@code /health}) see the outage.
+ */
+public final class RedisLocalBus implements AutoCloseable {
+  private final Path socket;
+  private final ClientResources resources;
+  private final RedisClient client;
+  private final StatefulRedisConnection<byte[], byte[]> connection;
+
+  private RedisLocalBus(
+      Path socket,
+      ClientResources resources,
+      RedisClient client,
+      StatefulRedisConnection<byte[], byte[]> connection) {
+    this.socket = socket;
+    this.resources = resources;
+    this.client = client;
+    this.connection = connection;
+  }
+
+  /**
+   * Connects to the Redis listening on {@code socket}. Blocks up to {@code timeout}.
+   *
+   * @throws LocalBusException naming the socket when Redis is not reachable
+   */
+  public static RedisLocalBus connect(Path socket, Duration timeout) {
+    // two I/O threads are plenty for one connection and keep the agent lean on small hosts
+    ClientResources resources =
+        DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(1).build();
+    RedisClient client = RedisClient.create(resources);
+    client.setOptions(
+        ClientOptions.builder()
+            .autoReconnect(true)
+            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+            .build());
+    RedisURI uri = RedisURI.Builder.socket(socket.toString()).withTimeout(timeout).build();
+    try {
+      return new RedisLocalBus(
+          socket, resources, client, client.connect(ByteArrayCodec.INSTANCE, uri));
+    } catch (RedisException e) {
+      client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+      resources.shutdown();
+      throw new LocalBusException("redis at unix socket " + socket + ": " + rootMessage(e), e);
+    }
+  }
+
+  /**
+   * Checks the connection with {@code PING}. Blocks up to the connect timeout.
+   *
+   * @throws LocalBusException when Redis does not answer
+   */
+  public void ping() {
+    try {
+      String reply = connection.sync().ping();
+      if (!"PONG".equals(reply)) {
+        throw new LocalBusException("redis at " + socket + ": PING answered " + reply, null);
+      }
+    } catch (RedisException e) {
+      throw new LocalBusException("redis at " + socket + ": " + rootMessage(e), e);
+    }
+  }
+
+  /**
+   * Appends {@code event} to the FIFO {@code queue} (LPUSH; consumers BRPOP). Blocks until Redis
+   * acknowledged.
+   *
+   * @throws LocalBusException when Redis refuses or is unreachable
+   */
+  public void push(String queue, EventMessage event) {
+    try {
+      connection.sync().lpush(queue.getBytes(StandardCharsets.UTF_8), EventCodec.encode(event));
+    } catch (RedisException e) {
+      throw new LocalBusException(
+          "redis at " + socket + ": LPUSH " + queue + " failed: " + rootMessage(e), e);
+    }
+  }
+
+  /** The Redis server version, for logs. */
+  public String serverVersion() {
+    try {
+      String info = connection.sync().info("server");
+      for (String line : info.split("\r?\n")) {
+        if (line.startsWith("redis_version:")) {
+          return line.substring("redis_version:".length()).trim();
+        }
+      }
+      return "unknown";
+    } catch (RedisException e) {
+      throw new LocalBusException("redis at " + socket + ": " + rootMessage(e), e);
+    }
+  }
+
+  /** Closes the connection and releases the client's threads. Blocks up to about a second. */
+  @Override
+  public void close() {
+    connection.close();
+    client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    resources.shutdown();
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + root + ")";
+  }
+}

@@ -1,0 +1,89 @@
+package dev.sand.config;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * Typed reads from one JSON object of the config file. Every failure is a {@link ConfigException}
+ * naming the key relative to this object; {@link #section} adds the enclosing key on the way out.
+ * Keys not read are ignored, so the file may carry settings meant for other processes.
+ */
+final class Section {
+  private final JsonNode node;
+
+  Section(JsonNode node) {
+    this.node = node;
+  }
+
+  /** Reads the object under {@code key} and builds a value from it. */
+  <T> T section(String key, Function<Section, T> build) {
+    JsonNode child = required(key);
+    if (!child.isObject()) {
+      throw ConfigException.invalid(key, "must be an object, got " + describe(child));
+    }
+    try {
+      return build.apply(new Section(child));
+    } catch (ConfigException e) {
+      throw e.within(key);
+    }
+  }
+
+  String text(String key) {
+    JsonNode value = required(key);
+    if (!value.isTextual()) {
+      throw ConfigException.invalid(key, "must be a string, got " + describe(value));
+    }
+    return value.textValue();
+  }
+
+  int integer(String key) {
+    JsonNode value = required(key);
+    if (!value.isIntegralNumber() || !value.canConvertToInt()) {
+      throw ConfigException.invalid(key, "must be an integer, got " + describe(value));
+    }
+    return value.intValue();
+  }
+
+  boolean bool(String key) {
+    JsonNode value = required(key);
+    if (!value.isBoolean()) {
+      throw ConfigException.invalid(key, "must be true or false, got " + describe(value));
+    }
+    return value.booleanValue();
+  }
+
+  List<Integer> integers(String key) {
+    JsonNode value = required(key);
+    if (!value.isArray()) {
+      throw ConfigException.invalid(key, "must be a list of integers, got " + describe(value));
+    }
+    List<Integer> result = new ArrayList<>();
+    for (int i = 0; i < value.size(); i++) {
+      JsonNode item = value.get(i);
+      if (!item.isIntegralNumber() || !item.canConvertToInt()) {
+        throw ConfigException.invalid(
+            key + "[" + i + "]", "must be an integer, got " + describe(item));
+      }
+      result.add(item.intValue());
+    }
+    return result;
+  }
+
+  private JsonNode required(String key) {
+    JsonNode value = node.get(key);
+    if (value == null || value.isNull()) {
+      throw ConfigException.invalid(key, "is required");
+    }
+    return value;
+  }
+
+  private static String describe(JsonNode value) {
+    String text = value.toString();
+    if (text.length() > 60) {
+      text = text.substring(0, 57) + "...";
+    }
+    return value.getNodeType().name().toLowerCase(java.util.Locale.ROOT) + " " + text;
+  }
+}

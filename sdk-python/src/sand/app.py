@@ -1,0 +1,489 @@
+"""The application format: a directory with an ``app.yaml``.
+
+An application names its grains (Python files defining ``handle(event, context)``)
+and its workflows (definition files in JSON or YAML, native or ASL)::
+
+    name: hello                      # [a-z0-9-]+
+    grains:                          # grain name -> Python file defining handle(event, context)
+      upper: grains/upper.py
+      greet: grains/greet.py
+    workflows:                       # workflow name -> definition file (JSON or YAML)
+      main: workflows/main.yaml
+    requirements: requirements.txt   # optional: pip requirements installed into the sandbox
+    limits:                          # optional; these are the defaults
+      timeout_s: 30                  #   per grain invocation, unless the workflow says less
+      memory_mb: 512                 #   per grain instance (enforced by the sandbox)
+      max_concurrency: 64            #   grain instances in flight per execution
+      payload_kb: 256                #   largest JSON output of one grain invocation
+
+``load_app`` checks everything it can without running user code (grain files are
+parsed with :mod:`ast`, never imported) and raises one :class:`AppError` that lists
+every problem, each naming the file, the field and the rule broken. It reads the
+application directory and nothing else, so deploy can use it as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+from sand_workflows import WorkflowError, load_workflow
+
+APP_FILE = "app.yaml"
+APP_NAME_PATTERN = re.compile(r"[a-z0-9-]+")
+# Grain and workflow names end up in queue names, Kafka topics and Redis keys.
+ENTITY_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
+WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
+DEFAULT_WORKFLOW = "main"
+_TOP_LEVEL_FIELDS = ("name", "grains", "workflows", "requirements", "limits")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Resource limits of every grain of an application (units in the names)."""
+
+    timeout_s: float = 30.0
+    memory_mb: int = 512
+    max_concurrency: int = 64
+    payload_kb: int = 256
+
+    @property
+    def payload_bytes(self) -> int:
+        return self.payload_kb * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class GrainSpec:
+    """One grain: its name and the Python file (absolute) that defines ``handle``."""
+
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowSpec:
+    """One workflow: its name, its definition file (absolute) and the loaded definition."""
+
+    name: str
+    path: Path
+    # The object returned by sand_workflows.load_workflow (compiled graph).
+    definition: Any = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class AppSpec:
+    """A validated application. Paths are absolute; mappings are read-only."""
+
+    name: str
+    root: Path
+    grains: Mapping[str, GrainSpec]
+    workflows: Mapping[str, WorkflowSpec]
+    requirements: Path | None
+    limits: Limits
+    # "main" if present, else the only workflow; None when neither applies.
+    default_workflow: str | None
+
+    def workflow(self, name: str | None = None) -> WorkflowSpec:
+        """The workflow called ``name``, or the default one.
+
+        Raises :class:`AppError` when there is no such workflow or no default.
+        """
+        if name is None:
+            if self.default_workflow is None:
+                names = ", ".join(sorted(self.workflows))
+                raise AppError(
+                    [
+                        AppProblem(
+                            f"{self.name}/{APP_FILE}",
+                            "workflows",
+                            f"several workflows ({names}) and none is called "
+                            f"'{DEFAULT_WORKFLOW}': choose one",
+                        )
+                    ]
+                )
+            name = self.default_workflow
+        try:
+            return self.workflows[name]
+        except KeyError:
+            names = ", ".join(sorted(self.workflows))
+            raise AppError(
+                [
+                    AppProblem(
+                        f"{self.name}/{APP_FILE}",
+                        "workflows",
+                        f"no workflow called '{name}' (the app has: {names})",
+                    )
+                ]
+            ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class AppProblem:
+    """One rule broken by an application: where (file, field, line) and what."""
+
+    file: str
+    field: str | None
+    rule: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        if self.field:
+            return f"{where}: {self.field}: {self.rule}"
+        return f"{where}: {self.rule}"
+
+
+class AppError(Exception):
+    """An application directory that cannot be used; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[AppProblem]) -> None:
+        self.problems: tuple[AppProblem, ...] = tuple(problems)
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def load_app(path: str | Path) -> AppSpec:
+    """Read and validate the application in directory ``path``.
+
+    Blocking (reads files). Raises :class:`AppError` listing every problem found.
+    """
+    return _AppLoader(Path(path)).load()
+
+
+class _AppLoader:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        # Shown in messages as the user wrote it, e.g. "examples/hello/app.yaml".
+        self.app_file = str(root / APP_FILE)
+        self.problems: list[AppProblem] = []
+
+    def problem(self, field_name: str | None, rule: str, **where: Any) -> None:
+        self.problems.append(AppProblem(self.app_file, field_name, rule, **where))
+
+    def fail(self) -> AppError:
+        return AppError(self.problems)
+
+    def load(self) -> AppSpec:
+        doc = self.read_app_file()
+        if doc is None:
+            raise self.fail()
+        for key in doc:
+            if key not in _TOP_LEVEL_FIELDS:
+                allowed = ", ".join(_TOP_LEVEL_FIELDS)
+                self.problem(str(key), f"unknown field (allowed: {allowed})")
+        name = self.check_name(doc.get("name"))
+        grains = self.check_grains(doc.get("grains"))
+        requirements = self.check_requirements(doc.get("requirements"))
+        limits = self.check_limits(doc.get("limits"))
+        # Workflows are checked against the grain names even when some grain files are
+        # broken, so that one run reports every problem.
+        grain_names = set(grains) | self.declared_grain_names(doc.get("grains"))
+        workflows = self.check_workflows(doc.get("workflows"), grain_names)
+        if self.problems:
+            raise self.fail()
+        assert name is not None
+        if DEFAULT_WORKFLOW in workflows:
+            default: str | None = DEFAULT_WORKFLOW
+        elif len(workflows) == 1:
+            default = next(iter(workflows))
+        else:
+            default = None
+        return AppSpec(
+            name=name,
+            root=self.root.resolve(),
+            grains=MappingProxyType(grains),
+            workflows=MappingProxyType(workflows),
+            requirements=requirements,
+            limits=limits,
+            default_workflow=default,
+        )
+
+    # -- app.yaml ------------------------------------------------------------------
+
+    def read_app_file(self) -> dict[Any, Any] | None:
+        if not self.root.is_dir():
+            self.problems.append(
+                AppProblem(str(self.root), None, "not a directory (an app is a directory)")
+            )
+            return None
+        app_path = self.root / APP_FILE
+        if not app_path.is_file():
+            self.problem(None, "file does not exist (every app directory needs one)")
+            return None
+        try:
+            text = app_path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problem(None, f"cannot be read: {exc}")
+            return None
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            rule = f"invalid YAML: {exc.problem or exc.context}"
+            if mark is not None:
+                self.problem(None, rule, line=mark.line + 1, column=mark.column + 1)
+            else:
+                self.problem(None, rule)
+            return None
+        except yaml.YAMLError as exc:
+            self.problem(None, f"invalid YAML: {exc}")
+            return None
+        if not isinstance(doc, dict):
+            self.problem(None, f"must be a mapping of fields, got {_kind(doc)}")
+            return None
+        return doc
+
+    def check_name(self, value: Any) -> str | None:
+        if value is None:
+            self.problem("name", "is required")
+        elif not isinstance(value, str):
+            self.problem("name", f"must be a string, got {_kind(value)}")
+        elif not APP_NAME_PATTERN.fullmatch(value):
+            self.problem("name", f"'{value}' must match [a-z0-9-]+")
+        else:
+            return value
+        return None
+
+    def check_entity_name(self, section: str, name: Any) -> bool:
+        if not isinstance(name, str) or not ENTITY_NAME_PATTERN.fullmatch(name):
+            self.problem(f"{section}.{name}", "name must match [A-Za-z0-9_-]+")
+            return False
+        return True
+
+    def check_relative_file(self, field_name: str, value: Any) -> Path | None:
+        """A path relative to the app directory that names an existing file inside it."""
+        if not isinstance(value, str) or not value:
+            self.problem(field_name, f"must be a file path, got {_kind(value)}")
+            return None
+        rel = Path(value)
+        if rel.is_absolute():
+            self.problem(field_name, f"path {value} must be relative to the app directory")
+            return None
+        path = self.root / rel
+        try:
+            path.resolve().relative_to(self.root.resolve())
+        except ValueError:
+            self.problem(field_name, f"path {value} must stay inside the app directory")
+            return None
+        if not path.exists():
+            self.problem(field_name, f"file {value} does not exist")
+            return None
+        if not path.is_file():
+            self.problem(field_name, f"{value} is not a file")
+            return None
+        return path.resolve()
+
+    # -- grains --------------------------------------------------------------------
+
+    @staticmethod
+    def declared_grain_names(section: Any) -> set[str]:
+        if not isinstance(section, dict):
+            return set()
+        return {k for k in section if isinstance(k, str)}
+
+    def check_grains(self, section: Any) -> dict[str, GrainSpec]:
+        grains: dict[str, GrainSpec] = {}
+        if section is None:
+            self.problem("grains", "is required (a mapping: grain name -> Python file)")
+            return grains
+        if not isinstance(section, dict) or not section:
+            self.problem(
+                "grains", f"must be a non-empty mapping of name -> file, got {_kind(section)}"
+            )
+            return grains
+        for name, value in section.items():
+            if not self.check_entity_name("grains", name):
+                continue
+            field_name = f"grains.{name}"
+            path = self.check_relative_file(field_name, value)
+            if path is None:
+                continue
+            if path.suffix != ".py":
+                self.problem(field_name, f"file {value} must be a Python file (.py)")
+                continue
+            if self.check_grain_source(path, value):
+                grains[name] = GrainSpec(name=name, path=path)
+        return grains
+
+    def check_grain_source(self, path: Path, shown: str) -> bool:
+        """The grain file parses and defines a top-level callable ``handle``."""
+        file_label = str(self.root / shown)
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.problems.append(AppProblem(file_label, None, f"cannot be read: {exc}"))
+            return False
+        try:
+            tree = ast.parse(source, filename=file_label)
+        except SyntaxError as exc:
+            self.problems.append(
+                AppProblem(
+                    file_label,
+                    None,
+                    f"invalid Python: {exc.msg}",
+                    line=exc.lineno,
+                    column=exc.offset,
+                )
+            )
+            return False
+        rule = _handle_problem(tree)
+        if rule is not None:
+            line = rule[1]
+            self.problems.append(AppProblem(file_label, "handle", rule[0], line=line))
+            return False
+        return True
+
+    # -- workflows -----------------------------------------------------------------
+
+    def check_workflows(self, section: Any, grain_names: set[str]) -> dict[str, WorkflowSpec]:
+        workflows: dict[str, WorkflowSpec] = {}
+        if section is None:
+            self.problem("workflows", "is required (a mapping: workflow name -> definition file)")
+            return workflows
+        if not isinstance(section, dict) or not section:
+            self.problem(
+                "workflows",
+                f"must be a non-empty mapping of name -> file, got {_kind(section)}",
+            )
+            return workflows
+        for name, value in section.items():
+            if not self.check_entity_name("workflows", name):
+                continue
+            field_name = f"workflows.{name}"
+            path = self.check_relative_file(field_name, value)
+            if path is None:
+                continue
+            if path.suffix not in WORKFLOW_SUFFIXES:
+                self.problem(field_name, f"file {value} must end in .json, .yaml or .yml")
+                continue
+            try:
+                definition = load_workflow(path, grains=frozenset(grain_names))
+            except UnicodeDecodeError as exc:
+                self.problem(field_name, f"file {value} is not UTF-8 text: {exc.reason}")
+                continue
+            except WorkflowError as exc:
+                file_label = str(self.root / value)
+                for problem in exc.problems:
+                    self.problems.append(_workflow_problem(file_label, path.name, problem))
+                continue
+            workflows[name] = WorkflowSpec(name=name, path=path, definition=definition)
+        return workflows
+
+    # -- requirements and limits ---------------------------------------------------
+
+    def check_requirements(self, value: Any) -> Path | None:
+        if value is None:
+            return None
+        return self.check_relative_file("requirements", value)
+
+    def check_limits(self, section: Any) -> Limits:
+        defaults = Limits()
+        if section is None:
+            return defaults
+        if not isinstance(section, dict):
+            self.problem("limits", f"must be a mapping, got {_kind(section)}")
+            return defaults
+        values: dict[str, Any] = {}
+        for key, value in section.items():
+            field_name = f"limits.{key}"
+            if key not in Limits.__dataclass_fields__:
+                allowed = ", ".join(Limits.__dataclass_fields__)
+                self.problem(field_name, f"unknown limit (allowed: {allowed})")
+                continue
+            # bool is an int in Python; "timeout_s: yes" is a mistake, not 1 second.
+            is_number = isinstance(value, int | float) and not isinstance(value, bool)
+            if key == "timeout_s":
+                if not is_number or value <= 0:
+                    self.problem(field_name, f"must be a number > 0, got {value!r}")
+                    continue
+                values[key] = float(value)
+            else:
+                if not is_number or not isinstance(value, int) or value <= 0:
+                    self.problem(field_name, f"must be an integer > 0, got {value!r}")
+                    continue
+                values[key] = value
+        return Limits(**values)
+
+
+def _handle_problem(tree: ast.Module) -> tuple[str, int | None] | None:
+    """Why the module does not define a usable top-level ``handle``, or None if it does.
+
+    The last top-level binding of ``handle`` wins, as it would at import time.
+    """
+    binding: ast.stmt | None = None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if node.name == "handle":
+                binding = node
+        elif isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == "handle" for t in node.targets):
+                binding = node
+        elif isinstance(node, ast.AnnAssign):
+            if isinstance(node.target, ast.Name) and node.target.id == "handle":
+                binding = node
+        elif isinstance(node, ast.Import | ast.ImportFrom) and any(
+            (alias.asname or alias.name) == "handle" for alias in node.names
+        ):
+            binding = node
+    if binding is None:
+        return ("must define a top-level function handle(event, context)", None)
+    if isinstance(binding, ast.AsyncFunctionDef):
+        return ("must be a plain function, not async def", binding.lineno)
+    if isinstance(binding, ast.FunctionDef):
+        args = binding.args
+        positional = len(args.posonlyargs) + len(args.args)
+        if positional < 2 and args.vararg is None:
+            return (
+                f"must accept two arguments (event, context), it accepts {positional}",
+                binding.lineno,
+            )
+        return None
+    if isinstance(binding, ast.Assign | ast.AnnAssign):
+        value = binding.value
+        if isinstance(
+            value,
+            ast.Constant | ast.List | ast.Dict | ast.Set | ast.Tuple | ast.JoinedStr | ast.BinOp,
+        ):
+            return ("must be callable, it is assigned a plain value", binding.lineno)
+    # A class, an import or an assignment of something that may be callable: only
+    # importing could tell, and the loader must not run user code.
+    return None
+
+
+def _workflow_problem(file_label: str, source: str, problem: Any) -> AppProblem:
+    """A sand_workflows Problem (located in ``source``, the file's base name) as an AppProblem.
+
+    Its location is ``source``, ``source: <state or grain>`` or ``source:<line>:<col>``.
+    """
+    location, message = str(problem.location), str(problem.message)
+    if location.startswith(source):
+        rest = location[len(source) :]
+        if rest.startswith(": "):
+            return AppProblem(file_label, rest[2:], message)
+        match = re.fullmatch(r":(\d+)(?::(\d+))?", rest)
+        if match:
+            column = int(match[2]) if match[2] else None
+            return AppProblem(file_label, None, message, line=int(match[1]), column=column)
+        if not rest:
+            return AppProblem(file_label, None, message)
+    return AppProblem(file_label, location, message)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"{type(value).__name__} {value!r}"

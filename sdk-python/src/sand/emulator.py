@@ -1,0 +1,418 @@
+"""Run an application's workflow on this machine, with no services: ``sand emulate``.
+
+The emulator is a thin driver of the same step interpreter the cluster uses
+(``sand_workflows.engine.Engine``). Each ``TaskCall`` runs in a freshly forked
+grain process (:mod:`sand.grain.runner`), exactly as a grain instance does on a
+host; calls in flight at the same time (fan-out, Parallel branches, Map items)
+run concurrently, up to the app's ``max_concurrency``. Waits and retry intervals
+are real timers kept in a heap, so a Wait in one branch never holds up another;
+``skip_waits`` fires them at once. The data layer (``context.data``) is an
+in-memory store shared by every grain process of the emulation.
+
+From pytest::
+
+    from sand.emulator import emulate
+
+    def test_hello():
+        result = emulate("examples/hello", {"name": "ada"}, skip_waits=True)
+        assert result.ok, result.cause
+        assert result.output == {"greeting": "Hello, ADA!"}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import re
+import select
+import sys
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, TaskCall, TimerCall
+
+from sand.app import AppSpec, load_app
+from sand.data import SCOPES, DataStore, Scope
+from sand.data.memory import MemoryDataServer
+from sand.grain.context import grain_logger
+from sand.grain.runner import (
+    DEFAULT_GRACE_S,
+    GrainLoadError,
+    GrainProcess,
+    GrainResult,
+    Handler,
+    Invocation,
+    load_handler,
+    spawn,
+)
+
+Status = Literal["SUCCEEDED", "FAILED"]
+# Without pidfds the loop cannot sleep until a child exits; it polls this often.
+_POLL_S = 0.02
+
+
+@dataclass(frozen=True, slots=True)
+class TraceStep:
+    """One step of an emulated execution: a grain invocation or a timer.
+
+    ``kind`` is ``"task"`` (``state`` is the state's name, ``grain`` the grain run)
+    or ``"wait"`` (a Wait state or a retry interval; ``input`` is the delay in s).
+    Times are milliseconds; ``started_ms`` counts from the start of the execution.
+    """
+
+    kind: Literal["task", "wait"]
+    state: str | None
+    grain: str | None
+    input: Any
+    output: Any
+    error: str | None
+    cause: str | None
+    started_ms: float
+    duration_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class EmulationResult:
+    """How an emulated execution ended, with every step it took (in completion order)."""
+
+    execution_id: str
+    workflow: str
+    status: Status
+    output: Any = None
+    error: str | None = None
+    cause: str | None = None
+    steps: tuple[TraceStep, ...] = ()
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "SUCCEEDED"
+
+    def to_json(self) -> Any:
+        """The output if it succeeded, else ``{"Error": ..., "Cause": ...}`` (as the CLI prints)."""
+        if self.ok:
+            return self.output
+        return {"Error": self.error, "Cause": self.cause}
+
+
+class EmulationError(Exception):
+    """The emulation could not start: a grain failed to import, the input is not JSON."""
+
+
+def emulate(
+    app_dir: str | Path,
+    input: Any,
+    workflow: str | None = None,
+    *,
+    skip_waits: bool = False,
+    trace: Callable[[TraceStep], None] | None = None,
+    execution_id: str | None = None,
+    data: MemoryDataServer | None = None,
+    max_concurrency: int | None = None,
+    grace_s: float = DEFAULT_GRACE_S,
+) -> EmulationResult:
+    """Run ``workflow`` (default: the app's default workflow) of the app in ``app_dir``.
+
+    Blocks until the execution finishes or fails; the result says which. ``input``
+    is any JSON value. ``trace`` is called with each :class:`TraceStep` as it
+    completes. ``data`` lets a test keep the data layer (it must be started); by
+    default each emulation has a fresh one. Grain processes write their stdout to
+    stderr. Raises :class:`~sand.app.AppError` for an invalid app and
+    :class:`EmulationError` when a grain cannot be imported or the input is not JSON.
+    """
+    try:
+        json.dumps(input, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise EmulationError(f"input is not a JSON value: {exc}") from None
+    app = load_app(app_dir)
+    spec = app.workflow(workflow)
+    with contextlib.ExitStack() as stack:
+        if data is None:
+            data = stack.enter_context(MemoryDataServer())
+        stack.enter_context(_on_sys_path(app.root))
+        handlers = _load_handlers(app)
+        run = _Emulation(
+            app=app,
+            workflow_name=spec.name,
+            definition=spec.definition,
+            handlers=handlers,
+            stores={scope: data.store(app.name, scope) for scope in SCOPES},
+            options=_Options(
+                skip_waits=skip_waits,
+                max_concurrency=max_concurrency or app.limits.max_concurrency,
+                grace_s=grace_s,
+                trace=trace,
+            ),
+        )
+        return run.execute(execution_id or str(uuid.uuid4()), input)
+    raise AssertionError("unreachable")  # for type checkers: ExitStack may swallow
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    skip_waits: bool
+    max_concurrency: int
+    grace_s: float
+    trace: Callable[[TraceStep], None] | None
+
+
+@dataclass(slots=True)
+class _Running:
+    call: TaskCall
+    process: GrainProcess
+    started: float
+
+
+class _Emulation:
+    """One execution: the engine, the grain processes in flight and the timer heap.
+
+    Single-threaded: one loop waits on the children's descriptors and the next
+    timer, and feeds every outcome back to the engine.
+    """
+
+    def __init__(
+        self,
+        *,
+        app: AppSpec,
+        workflow_name: str,
+        definition: Any,
+        handlers: dict[str, Handler],
+        stores: dict[Scope, DataStore],
+        options: _Options,
+    ) -> None:
+        self.app = app
+        self.workflow_name = workflow_name
+        self.definition = definition
+        self.handlers = handlers
+        self.stores = stores
+        self.options = options
+        self.engine = Engine(definition, InMemoryStore())
+        self.pending: deque[TaskCall] = deque()
+        self.running: list[_Running] = []
+        # (due, sequence, token, delay_s, started): the sequence keeps equal dues in order.
+        self.timers: list[tuple[float, int, str, float, float]] = []
+        self.sequence = 0
+        self.steps: list[TraceStep] = []
+        self.t0 = time.monotonic()
+        self.execution_id = ""
+
+    def execute(self, execution_id: str, input: Any) -> EmulationResult:
+        self.t0 = time.monotonic()
+        self.execution_id = execution_id
+        try:
+            actions = self.engine.start(execution_id, input, _iso_now())
+            while True:
+                outcome = self.apply(actions)
+                if outcome is not None:
+                    return self.result(execution_id, outcome)
+                self.start_pending()
+                if not self.running and not self.timers:
+                    return self.result(
+                        execution_id,
+                        Failed(
+                            error="States.Runtime",
+                            cause="the workflow stopped without finishing or failing "
+                            "(no grain running and no timer pending)",
+                        ),
+                    )
+                self.wait_for_progress()
+                actions = self.collect()
+        finally:
+            for running in self.running:
+                running.process.kill()
+            self.running.clear()
+
+    def apply(self, actions: list[Any]) -> Finished | Failed | None:
+        now = time.monotonic()
+        for action in actions:
+            if isinstance(action, Finished | Failed):
+                return action
+            if isinstance(action, TaskCall):
+                self.pending.append(action)
+            elif isinstance(action, TimerCall):
+                delay = 0.0 if self.options.skip_waits else max(0.0, float(action.delay_s))
+                self.sequence += 1
+                heapq.heappush(
+                    self.timers, (now + delay, self.sequence, action.token, action.delay_s, now)
+                )
+            else:
+                raise TypeError(f"the engine returned an unknown action {action!r}")
+        return None
+
+    def start_pending(self) -> None:
+        while self.pending and len(self.running) < self.options.max_concurrency:
+            call = self.pending.popleft()
+            invocation = self.invocation(call)
+            handler = self.handlers[call.grain]
+            process = spawn(
+                handler,
+                invocation,
+                self.stores,
+                grace_s=self.options.grace_s,
+                stdout_to_stderr=True,
+            )
+            self.running.append(_Running(call=call, process=process, started=process.started))
+
+    def invocation(self, call: TaskCall) -> Invocation:
+        limits = self.app.limits
+        timeout_s = limits.timeout_s
+        if call.timeout_s is not None:
+            timeout_s = min(timeout_s, float(call.timeout_s))
+        potential: frozenset[str] = frozenset()
+        if getattr(self.definition, "kind", None) == "native":
+            state = self.definition.states.get(call.grain)
+            if state is not None:
+                potential = frozenset(state.potential_next)
+        return Invocation(
+            app_name=self.app.name,
+            grain_name=call.grain,
+            execution_id=self.execution_id,
+            input=call.input,
+            timeout_s=timeout_s,
+            payload_limit_bytes=limits.payload_bytes,
+            potential_next=potential,
+            state=call.context if isinstance(call.context, dict) else {},
+        )
+
+    def wait_for_progress(self) -> None:
+        now = time.monotonic()
+        deadlines = [r.process.kill_at for r in self.running]
+        if self.timers:
+            deadlines.append(self.timers[0][0])
+        timeout = max(0.0, min(deadlines) - now) if deadlines else None
+        fds: list[int] = []
+        for running in self.running:
+            watch = running.process.wait_fds()
+            if not watch:
+                timeout = _POLL_S if timeout is None else min(timeout, _POLL_S)
+            fds.extend(watch)
+        if timeout == 0.0:
+            return
+        with contextlib.suppress(InterruptedError):
+            select.select(fds, [], [], timeout)
+
+    def collect(self) -> list[Any]:
+        """Feed every finished grain and every due timer to the engine; the actions it returns."""
+        actions: list[Any] = []
+        still_running = []
+        for running in self.running:
+            result = running.process.poll()
+            if result is None:
+                still_running.append(running)
+                continue
+            self.record_task(running, result)
+            token = running.call.token
+            if result.ok:
+                next_grains = None if result.next_grains is None else list(result.next_grains)
+                actions.extend(self.engine.task_succeeded(token, result.output, next_grains))
+            else:
+                actions.extend(
+                    self.engine.task_failed(token, result.error or "", result.cause or "")
+                )
+        self.running = still_running
+        now = time.monotonic()
+        while self.timers and self.timers[0][0] <= now:
+            _, _, token, delay_s, started = heapq.heappop(self.timers)
+            self.record(
+                TraceStep(
+                    kind="wait",
+                    state=None,
+                    grain=None,
+                    input=delay_s,
+                    output=None,
+                    error=None,
+                    cause=None,
+                    started_ms=(started - self.t0) * 1000,
+                    duration_ms=(now - started) * 1000,
+                )
+            )
+            actions.extend(self.engine.timer_fired(token))
+        return actions
+
+    def record_task(self, running: _Running, result: GrainResult) -> None:
+        call = running.call
+        state = call.context.get("State", {}) if isinstance(call.context, dict) else {}
+        self.record(
+            TraceStep(
+                kind="task",
+                state=state.get("Name") if isinstance(state, dict) else None,
+                grain=call.grain,
+                input=call.input,
+                output=result.output if result.ok else None,
+                error=result.error,
+                cause=result.cause,
+                started_ms=(running.started - self.t0) * 1000,
+                duration_ms=result.duration_ms,
+            )
+        )
+        if result.error is not None:
+            # For the developer, not the workflow: logged where the grain's own logs go.
+            logger = grain_logger(self.execution_id, self.app.name, call.grain)
+            logger.warning("grain failed with %s: %s", result.error, result.cause)
+            if result.traceback:
+                logger.debug("traceback of the failure:\n%s", result.traceback.rstrip())
+
+    def record(self, step: TraceStep) -> None:
+        self.steps.append(step)
+        if self.options.trace is not None:
+            self.options.trace(step)
+
+    def result(self, execution_id: str, outcome: Finished | Failed) -> EmulationResult:
+        duration_ms = (time.monotonic() - self.t0) * 1000
+        if isinstance(outcome, Finished):
+            return EmulationResult(
+                execution_id=execution_id,
+                workflow=self.workflow_name,
+                status="SUCCEEDED",
+                output=outcome.output,
+                steps=tuple(self.steps),
+                duration_ms=duration_ms,
+            )
+        return EmulationResult(
+            execution_id=execution_id,
+            workflow=self.workflow_name,
+            status="FAILED",
+            error=outcome.error,
+            cause=outcome.cause,
+            steps=tuple(self.steps),
+            duration_ms=duration_ms,
+        )
+
+
+def _load_handlers(app: AppSpec) -> dict[str, Handler]:
+    """Import every grain once, here in the parent, so that each fork starts warm."""
+    handlers: dict[str, Handler] = {}
+    problems = []
+    for name, grain in app.grains.items():
+        module_name = "sand_app_" + re.sub(r"\W", "_", f"{app.name}__{name}")
+        try:
+            handlers[name] = load_handler(grain.path, module_name)
+        except GrainLoadError as exc:
+            problems.append(f"grain '{name}': {exc}")
+    if problems:
+        raise EmulationError("\n".join(problems))
+    return handlers
+
+
+@contextlib.contextmanager
+def _on_sys_path(root: Path) -> Iterator[None]:
+    """Let grains import helper modules that sit in the app directory."""
+    entry = str(root)
+    sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(entry)
+
+
+def _iso_now() -> str:
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
