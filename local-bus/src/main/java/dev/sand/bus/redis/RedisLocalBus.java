@@ -3,16 +3,21 @@ package dev.sand.bus.redis;
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.thrift.EventMessage;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Function;
 
 /**
  * The host's local bus: one Redis reached over a unix socket. Queue names come from {@link
@@ -94,6 +99,101 @@ public final class RedisLocalBus implements AutoCloseable {
       throw new LocalBusException(
           "redis at " + socket + ": LPUSH " + queue + " failed: " + rootMessage(e), e);
     }
+  }
+
+  /**
+   * Appends raw bytes to {@code queue} (LPUSH). Blocks until Redis acknowledged.
+   *
+   * @throws LocalBusException when Redis refuses or is unreachable
+   */
+  public void pushRaw(String queue, byte[] value) {
+    call("LPUSH " + queue, c -> c.lpush(bytes(queue), value));
+  }
+
+  /** The value at {@code key}, or empty when there is none. */
+  public Optional<byte[]> get(String key) {
+    return Optional.ofNullable(call("GET " + key, c -> c.get(bytes(key))));
+  }
+
+  /** Sets {@code key} to {@code value}, expiring after {@code ttl} (none when {@code null}). */
+  public void set(String key, byte[] value, Duration ttl) {
+    call(
+        "SET " + key,
+        c ->
+            ttl == null
+                ? c.set(bytes(key), value)
+                : c.set(bytes(key), value, SetArgs.Builder.px(ttl.toMillis())));
+  }
+
+  /** Deletes {@code keys}; returns how many existed. */
+  public long delete(String... keys) {
+    byte[][] raw = new byte[keys.length][];
+    for (int i = 0; i < keys.length; i++) {
+      raw[i] = bytes(keys[i]);
+    }
+    return keys.length == 0 ? 0 : call("DEL", c -> c.del(raw));
+  }
+
+  /**
+   * Runs {@code command} on the shared connection, translating Redis failures.
+   *
+   * @throws LocalBusException naming {@code what} when Redis refuses or is unreachable
+   */
+  public <T> T call(String what, Function<RedisCommands<byte[], byte[]>, T> command) {
+    try {
+      return command.apply(connection.sync());
+    } catch (RedisException e) {
+      throw new LocalBusException(
+          "redis at " + socket + ": " + what + " failed: " + rootMessage(e), e);
+    }
+  }
+
+  /**
+   * A dedicated connection for blocking pops (BRPOP would stall every other command on the shared
+   * one). The caller owns it and must close it; one thread at a time.
+   */
+  public Taker taker() {
+    RedisURI uri =
+        RedisURI.Builder.socket(socket.toString()).withTimeout(Duration.ofMinutes(5)).build();
+    try {
+      return new Taker(client.connect(ByteArrayCodec.INSTANCE, uri));
+    } catch (RedisException e) {
+      throw new LocalBusException("redis at unix socket " + socket + ": " + rootMessage(e), e);
+    }
+  }
+
+  /** A connection that takes from queues with BRPOP. Not thread-safe; close it when done. */
+  public final class Taker implements AutoCloseable {
+    private final StatefulRedisConnection<byte[], byte[]> own;
+
+    private Taker(StatefulRedisConnection<byte[], byte[]> own) {
+      this.own = own;
+    }
+
+    /**
+     * Takes the oldest value of {@code queue}, waiting up to {@code timeout} (whole seconds or a
+     * fraction; Redis 6+); empty when none arrived.
+     *
+     * @throws LocalBusException when Redis is unreachable
+     */
+    public Optional<byte[]> take(String queue, Duration timeout) {
+      try {
+        KeyValue<byte[], byte[]> item = own.sync().brpop(timeout.toMillis() / 1000.0, bytes(queue));
+        return item == null || !item.hasValue() ? Optional.empty() : Optional.of(item.getValue());
+      } catch (RedisException e) {
+        throw new LocalBusException(
+            "redis at " + socket + ": BRPOP " + queue + " failed: " + rootMessage(e), e);
+      }
+    }
+
+    @Override
+    public void close() {
+      own.close();
+    }
+  }
+
+  private static byte[] bytes(String key) {
+    return key.getBytes(StandardCharsets.UTF_8);
   }
 
   /** The Redis server version, for logs. */
