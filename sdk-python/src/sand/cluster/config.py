@@ -16,6 +16,7 @@ from typing import Any
 
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
+_BACKENDS = ("docker", "process")
 
 
 class ConfigError(Exception):
@@ -69,6 +70,9 @@ class ClusterConfig:
     frontend_heap_mb: int
     max_payload_kb: int
     host_agent_heap_mb: int
+    sandbox_backend: str = "docker"
+    sandbox_cpus: float = 1.0
+    sandbox_pids_limit: int = 512
 
     @property
     def run_dir(self) -> Path:
@@ -186,6 +190,11 @@ def _parse_env(name: str, raw: str, default: Any) -> Any:
 
 
 def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
+    sb = raw["sandbox"]
+    if sb["backend"] not in _BACKENDS:
+        raise ConfigError(
+            f"sandbox.backend must be one of {', '.join(_BACKENDS)}, got {sb['backend']!r}"
+        )
     c, r, k, cas, d, f, h, n = (
         raw["cluster"],
         raw["redis"],
@@ -239,6 +248,9 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         frontend_heap_mb=int(_positive("frontend.heap_mb", f["heap_mb"])),
         max_payload_kb=int(_positive("frontend.max_payload_kb", f["max_payload_kb"])),
         host_agent_heap_mb=int(_positive("host_agent.heap_mb", h["heap_mb"])),
+        sandbox_backend=sb["backend"],
+        sandbox_cpus=_positive("sandbox.cpus", sb["cpus"]),
+        sandbox_pids_limit=int(_positive("sandbox.pids_limit", sb["pids_limit"])),
     )
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import subprocess
 import uuid
 from collections.abc import Callable
@@ -95,6 +96,18 @@ def write_cluster_json(config: ClusterConfig) -> Path:
         "host_agent": {"port": config.ports.host_agent},
         "nginx": {"port": config.ports.nginx},
         "home": str(config.home),
+        "sandbox": {
+            "backend": config.sandbox_backend,
+            "base_image": config.base_image,
+            "python": sys.executable,
+            "source_dirs": [
+                str(config.home / part)
+                for part in ("sdk-python/src", "workflows/src", "grain-worker/src", "local-bus/gen-py")
+            ],
+            "site_dir": str(config.home / "build" / "sandbox-site"),
+            "cpus": config.sandbox_cpus,
+            "pids_limit": config.sandbox_pids_limit,
+        },
     }
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(document, indent=2) + "\n")

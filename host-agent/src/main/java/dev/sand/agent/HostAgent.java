@@ -1,5 +1,7 @@
 package dev.sand.agent;
 
+import dev.sand.agent.apps.Deployer;
+import dev.sand.agent.bus.EventLoops;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.Topics;
 import dev.sand.bus.redis.RedisLocalBus;
@@ -7,6 +9,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
+import dev.sand.sandbox.process.ProcessSandboxRuntime;
 import dev.sand.store.cassandra.CassandraStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -16,9 +19,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,29 +51,47 @@ public final class HostAgent implements AutoCloseable {
    * @param port HTTP port; 0 picks a free one
    * @param dependencies the backends, in the order health lists them
    */
-  public record Wiring(int port, List<Dependency> dependencies, Timing timing, Clock clock) {
+  public record Wiring(
+      int port, List<Dependency> dependencies, Timing timing, Clock clock, Clients clients) {
     public Wiring {
       dependencies = List.copyOf(dependencies);
     }
 
+    /** A wiring without clients: health only, the management API answers 503 (tests). */
+    public Wiring(int port, List<Dependency> dependencies, Timing timing, Clock clock) {
+      this(port, dependencies, timing, clock, null);
+    }
+
     public Wiring withPort(int newPort) {
-      return new Wiring(newPort, dependencies, timing, clock);
+      return new Wiring(newPort, dependencies, timing, clock, clients);
     }
 
     public Wiring withDependencies(List<Dependency> newDependencies) {
-      return new Wiring(port, newDependencies, timing, clock);
+      return new Wiring(port, newDependencies, timing, clock, clients);
     }
 
     public Wiring withTiming(Timing newTiming) {
-      return new Wiring(port, dependencies, newTiming, clock);
+      return new Wiring(port, dependencies, newTiming, clock, clients);
     }
   }
+
+  /**
+   * The connected clients the deploy and event machinery use; each supplier answers null until its
+   * dependency first connected (and, for Docker, when it is disabled).
+   */
+  public record Clients(
+      Supplier<RedisLocalBus> redis,
+      Supplier<KafkaBridge> kafka,
+      Supplier<SandboxRuntime> docker) {}
 
   private final ClusterConfig config;
   private final Wiring wiring;
   private final List<DependencyMonitor> monitors = new ArrayList<>();
   private final Server server;
   private final ServerConnector connector;
+  private final ProcessSandboxRuntime processes = new ProcessSandboxRuntime();
+  private volatile Deployer deployer;
+  private volatile EventLoops loops;
 
   private HostAgent(ClusterConfig config, Wiring wiring) {
     this.config = config;
@@ -73,15 +99,27 @@ public final class HostAgent implements AutoCloseable {
     for (Dependency dependency : wiring.dependencies()) {
       monitors.add(new DependencyMonitor(dependency, wiring.timing(), wiring.clock()));
     }
-    // the endpoint serves health only: a handful of threads is plenty
-    QueuedThreadPool threads = new QueuedThreadPool(8, 2);
+    // deploys hold a thread each while they run; health and listing are quick
+    QueuedThreadPool threads = new QueuedThreadPool(32, 2);
     threads.setName("http");
     server = new Server(threads);
     connector = new ServerConnector(server, 1, 1);
     connector.setHost("127.0.0.1");
     connector.setPort(wiring.port());
     server.addConnector(connector);
-    server.setHandler(new GracefulHandler(new HealthHandler(this::identity, this::snapshots)));
+    HealthHandler health = new HealthHandler(this::identity, this::snapshots);
+    AppsHandler apps = new AppsHandler(() -> deployer);
+    Handler router =
+        new Handler.Abstract() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback)
+              throws Exception {
+            return AppsHandler.owns(Request.getPathInContext(request))
+                ? apps.handle(request, response, callback)
+                : health.handle(request, response, callback);
+          }
+        };
+    server.setHandler(new GracefulHandler(router));
     server.setErrorHandler(new JsonHttp.JsonErrorHandler());
     server.setStopTimeout(STOP_TIMEOUT.toMillis());
   }
@@ -99,7 +137,7 @@ public final class HostAgent implements AutoCloseable {
   /** The production wiring: real backends, production timing, system clock. */
   public static Wiring defaultWiring(ClusterConfig config) {
     List<Dependency> dependencies = new ArrayList<>();
-    dependencies.add(
+    Backend<RedisLocalBus> redis =
         new Backend<>(
             "redis",
             () -> RedisLocalBus.connect(config.redis().socket(), REQUEST_TIMEOUT),
@@ -110,8 +148,9 @@ public final class HostAgent implements AutoCloseable {
             bus -> {
               bus.ping();
               return "PONG from " + config.redis().socket();
-            }));
-    dependencies.add(
+            });
+    dependencies.add(redis);
+    Backend<KafkaBridge> kafka =
         new Backend<>(
             "kafka",
             () ->
@@ -121,7 +160,8 @@ public final class HostAgent implements AutoCloseable {
               bridge.ensureTopics(List.of(Topics.RESULTS));
               return bridge.ping() + ", topic " + Topics.RESULTS + " present";
             },
-            KafkaBridge::ping));
+            KafkaBridge::ping);
+    dependencies.add(kafka);
     dependencies.add(
         new Backend<>(
             "cassandra",
@@ -135,8 +175,9 @@ public final class HostAgent implements AutoCloseable {
                   + " ready";
             },
             store -> "cassandra " + store.ping()));
+    Supplier<SandboxRuntime> dockerClient = () -> null;
     if (config.docker().enabled()) {
-      dependencies.add(
+      Backend<SandboxRuntime> docker =
           new Backend<SandboxRuntime>(
               "docker",
               () -> DockerSandboxRuntime.create(config.docker().host(), config.hostId()),
@@ -145,11 +186,18 @@ public final class HostAgent implements AutoCloseable {
                 int removed = removeOrphans(runtime, config.hostId());
                 return version + ", removed " + removed + " orphan sandbox(es)";
               },
-              SandboxRuntime::ping));
+              SandboxRuntime::ping);
+      dependencies.add(docker);
+      dockerClient = docker::client;
     } else {
       dependencies.add(new Disabled("docker", "docker.enabled is false in the config"));
     }
-    return new Wiring(config.hostAgent().port(), dependencies, Timing.DEFAULT, Clock.systemUTC());
+    return new Wiring(
+        config.hostAgent().port(),
+        dependencies,
+        Timing.DEFAULT,
+        Clock.systemUTC(),
+        new Clients(redis::client, kafka::client, dockerClient));
   }
 
   /**
@@ -188,6 +236,21 @@ public final class HostAgent implements AutoCloseable {
         .addKeyValue("port", port())
         .log("health endpoint listening");
     monitors.forEach(DependencyMonitor::start);
+    Clients clients = wiring.clients();
+    if (clients != null) {
+      Deployer created =
+          new Deployer(
+              config,
+              clients.redis(),
+              clients.docker(),
+              processes,
+              wiring.clock(),
+              JsonHttp.MAPPER);
+      loops = new EventLoops(config.hostId(), clients.redis(), clients.kafka(), created);
+      loops.start();
+      // the management API opens once the dependencies it needs are connected
+      ready().thenRun(() -> deployer = created);
+    }
   }
 
   /**
@@ -246,6 +309,15 @@ public final class HostAgent implements AutoCloseable {
    */
   @Override
   public void close() {
+    EventLoops running = loops;
+    if (running != null) {
+      running.close();
+    }
+    Deployer apps = deployer;
+    if (apps != null) {
+      apps.close();
+    }
+    processes.close();
     try {
       server.stop();
     } catch (Exception e) {

@@ -1,6 +1,7 @@
 package dev.sand.sandbox;
 
 import dev.sand.bus.Names;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
@@ -13,11 +14,17 @@ import java.util.Map;
  * @param mounts host directories visible inside the sandbox
  * @param env environment of the sandbox's main process
  * @param command the sandbox's main process; it must stay alive while the sandbox is in use
+ * @param cpus CPU limit, > 0 (Docker only)
+ * @param pidsLimit most processes in the sandbox, > 0 (Docker only)
+ * @param logFile where the process backend writes the sandbox's output (Docker keeps its own)
  */
 public record SandboxSpec(
     String app,
     String image,
     int memoryMb,
+    double cpus,
+    int pidsLimit,
+    Path logFile,
     List<Mount> mounts,
     Map<String, String> env,
     List<String> command) {
@@ -29,6 +36,15 @@ public record SandboxSpec(
     if (memoryMb <= 0) {
       throw new IllegalArgumentException(
           "sandbox of app '" + app + "': memory_mb must be > 0, got " + memoryMb);
+    }
+    if (!(cpus > 0) || pidsLimit <= 0) {
+      throw new IllegalArgumentException(
+          "sandbox of app '"
+              + app
+              + "': cpus and pids_limit must be > 0, got "
+              + cpus
+              + " and "
+              + pidsLimit);
     }
     mounts = List.copyOf(mounts);
     env = Map.copyOf(env);

@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The configuration every SAND process of one host reads: {@code STATE/conf/cluster.json}, written
@@ -42,7 +43,8 @@ public record ClusterConfig(
     DockerConfig docker,
     FrontendConfig frontend,
     HostAgentConfig hostAgent,
-    NginxConfig nginx) {
+    NginxConfig nginx,
+    SandboxConfig sandbox) {
 
   // duplicate keys are almost always an editing mistake; refuse them instead of taking the last
   private static final JsonMapper MAPPER =
@@ -62,6 +64,7 @@ public record ClusterConfig(
     requirePresent("frontend", frontend);
     requirePresent("host_agent", hostAgent);
     requirePresent("nginx", nginx);
+    requirePresent("sandbox", sandbox);
   }
 
   /**
@@ -117,7 +120,36 @@ public record ClusterConfig(
         top.section(
             "frontend", s -> new FrontendConfig(s.integers("ports"), s.integer("max_payload_kb"))),
         top.section("host_agent", s -> new HostAgentConfig(s.integer("port"))),
-        top.section("nginx", s -> new NginxConfig(s.integer("port"))));
+        top.section("nginx", s -> new NginxConfig(s.integer("port"))),
+        sandbox(top));
+  }
+
+  // Optional: older config files (and tests) without it get Docker when enabled, else processes.
+  private static SandboxConfig sandbox(Section top) {
+    boolean docker = top.section("docker", s -> s.bool("enabled"));
+    if (!top.has("sandbox")) {
+      return new SandboxConfig(
+          docker ? SandboxConfig.Backend.DOCKER : SandboxConfig.Backend.PROCESS,
+          "sand-base:bookworm-1",
+          Path.of("python3"),
+          List.of(),
+          null,
+          1.0,
+          512);
+    }
+    return top.section(
+        "sandbox",
+        s ->
+            new SandboxConfig(
+                docker
+                    ? SandboxConfig.Backend.parse(s.text("backend"))
+                    : SandboxConfig.Backend.PROCESS,
+                s.text("base_image"),
+                Path.of(s.text("python")),
+                s.texts("source_dirs").stream().map(Path::of).toList(),
+                Path.of(s.text("site_dir")),
+                s.number("cpus"),
+                s.integer("pids_limit")));
   }
 
   private static URI uri(String key, String text) {

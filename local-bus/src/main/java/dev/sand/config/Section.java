@@ -30,6 +30,37 @@ final class Section {
     }
   }
 
+  /** Whether {@code key} is present and not null. */
+  boolean has(String key) {
+    JsonNode value = node.get(key);
+    return value != null && !value.isNull();
+  }
+
+  double number(String key) {
+    JsonNode value = required(key);
+    if (!value.isNumber()) {
+      throw ConfigException.invalid(key, "must be a number, got " + describe(value));
+    }
+    return value.doubleValue();
+  }
+
+  List<String> texts(String key) {
+    JsonNode value = required(key);
+    if (!value.isArray()) {
+      throw ConfigException.invalid(key, "must be a list of strings, got " + describe(value));
+    }
+    List<String> result = new ArrayList<>();
+    for (int i = 0; i < value.size(); i++) {
+      JsonNode item = value.get(i);
+      if (!item.isTextual()) {
+        throw ConfigException.invalid(
+            key + "[" + i + "]", "must be a string, got " + describe(item));
+      }
+      result.add(item.textValue());
+    }
+    return result;
+  }
+
   String text(String key) {
     JsonNode value = required(key);
     if (!value.isTextual()) {

@@ -13,9 +13,15 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.DescribeClusterResult;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
  * The host agent's side of the global bus (Kafka). For now: topic administration and liveness; the
@@ -27,11 +33,14 @@ import org.apache.kafka.common.errors.TopicExistsException;
 public final class KafkaBridge implements AutoCloseable {
   private final KafkaConfig config;
   private final Admin admin;
+  private final Producer<String, byte[]> producer;
   private final Duration timeout;
 
-  private KafkaBridge(KafkaConfig config, Admin admin, Duration timeout) {
+  private KafkaBridge(
+      KafkaConfig config, Admin admin, Producer<String, byte[]> producer, Duration timeout) {
     this.config = config;
     this.admin = admin;
+    this.producer = producer;
     this.timeout = timeout;
   }
 
@@ -50,8 +59,21 @@ public final class KafkaBridge implements AutoCloseable {
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
     // a broker that restarts should be found again quickly, not after the 1 s default backoff cap
     props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500);
+    Properties producerProps = new Properties();
+    producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    producerProps.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-backup");
+    // backups are the recovery log: acks from all replicas, idempotent, in order per key
+    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    producerProps.put(ProducerConfig.LINGER_MS_CONFIG, 2);
+    producerProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) timeout.toMillis());
+    producerProps.put(ProducerConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500);
     try {
-      return new KafkaBridge(config, Admin.create(props), timeout);
+      return new KafkaBridge(
+          config,
+          Admin.create(props),
+          new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer()),
+          timeout);
     } catch (KafkaException e) {
       throw new BridgeException("kafka at " + config.bootstrapServers() + ": " + e.getMessage(), e);
     }
@@ -105,9 +127,30 @@ public final class KafkaBridge implements AutoCloseable {
     }
   }
 
-  /** Closes the admin client, waiting up to a second for in-flight calls. */
+  /**
+   * Publishes {@code value} to {@code topic} under {@code key} without waiting; {@code onError} is
+   * called (on the producer's thread) if the broker does not take it. Never blocks longer than the
+   * bridge's timeout, even when the broker is away.
+   */
+  public void publish(
+      String topic, String key, byte[] value, java.util.function.Consumer<Exception> onError) {
+    try {
+      producer.send(
+          new ProducerRecord<>(topic, key, value),
+          (metadata, error) -> {
+            if (error != null) {
+              onError.accept(error);
+            }
+          });
+    } catch (KafkaException e) {
+      onError.accept(e);
+    }
+  }
+
+  /** Closes the clients, waiting up to a second each for in-flight calls and sends. */
   @Override
   public void close() {
+    producer.close(Duration.ofSeconds(1));
     admin.close(Duration.ofSeconds(1));
   }
 

@@ -102,6 +102,9 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
                     .withHostConfig(
                         HostConfig.newHostConfig()
                             .withMemory(spec.memoryMb() * 1024L * 1024L)
+                            .withNanoCPUs((long) (spec.cpus() * 1e9))
+                            .withPidsLimit((long) spec.pidsLimit())
+                            .withInit(false)
                             .withBinds(binds)
                             .withNetworkMode("none"))
                     .exec()

@@ -1,0 +1,248 @@
+package dev.sand.agent;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.agent.apps.DeployException;
+import dev.sand.agent.apps.Deployer;
+import dev.sand.config.ConfigException;
+import dev.sand.config.SandboxConfig;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The management API of one host ({@code /v1/apps}), which the frontends proxy: deploy (NDJSON
+ * progress), undeploy, list, describe, logs. Blocking handler: a deploy holds its thread for as
+ * long as it takes. Answers 503 until the agent's dependencies are connected.
+ */
+final class AppsHandler extends Handler.Abstract {
+  private static final Logger LOG = LoggerFactory.getLogger(AppsHandler.class);
+  static final int MAX_ARCHIVE_BYTES = 64 * 1024 * 1024;
+  private static final String PREFIX = "/v1/apps";
+
+  private final Supplier<Deployer> deployer;
+
+  AppsHandler(Supplier<Deployer> deployer) {
+    this.deployer = deployer;
+  }
+
+  /** Whether {@code path} belongs to this handler. */
+  static boolean owns(String path) {
+    return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) {
+    String path = Request.getPathInContext(request);
+    String method = request.getMethod();
+    List<String> parts = new ArrayList<>(List.of(path.substring(PREFIX.length()).split("/")));
+    parts.removeIf(String::isEmpty);
+    Deployer apps = deployer.get();
+    try {
+      if (apps == null) {
+        throw new DeployException(503, "the host agent is still connecting to its dependencies");
+      }
+      if (parts.isEmpty()) {
+        if ("POST".equals(method)) {
+          deploy(apps, request, response, callback);
+        } else if ("GET".equals(method)) {
+          JsonHttp.send(response, callback, 200, Map.of("apps", apps.list()));
+        } else {
+          notAllowed(response, callback, "GET, POST", method, path);
+        }
+      } else if (parts.size() == 1) {
+        String app = parts.get(0);
+        if ("GET".equals(method)) {
+          ObjectNode found =
+              apps.describe(app)
+                  .orElseThrow(
+                      () -> new DeployException(404, "no application '" + app + "' is deployed"));
+          JsonHttp.send(response, callback, 200, found);
+        } else if ("DELETE".equals(method)) {
+          apps.undeploy(app);
+          JsonHttp.send(response, callback, 200, Map.of("undeployed", app));
+        } else {
+          notAllowed(response, callback, "GET, DELETE", method, path);
+        }
+      } else if (parts.size() == 2 && "logs".equals(parts.get(1))) {
+        if (!"GET".equals(method)) {
+          notAllowed(response, callback, "GET", method, path);
+          return true;
+        }
+        int tail = tail(Request.extractQueryParameters(request));
+        JsonHttp.send(
+            response,
+            callback,
+            200,
+            Map.of("app", parts.get(0), "logs", apps.logs(parts.get(0), tail)));
+      } else {
+        JsonHttp.error(response, callback, 404, "no such path: " + path);
+      }
+    } catch (DeployException e) {
+      if (response.isCommitted()) {
+        callback.failed(e);
+      } else {
+        problems(response, callback, e);
+      }
+    }
+    return true;
+  }
+
+  private static void deploy(Deployer apps, Request request, Response response, Callback callback) {
+    Optional<SandboxConfig.Backend> backend;
+    String wanted = Request.extractQueryParameters(request).getValue("backend");
+    try {
+      backend =
+          wanted == null ? Optional.empty() : Optional.of(SandboxConfig.Backend.parse(wanted));
+    } catch (ConfigException e) {
+      throw new DeployException(400, "backend must be docker or process, got '" + wanted + "'");
+    }
+    byte[] archive = readBody(request);
+    // Progress lines are held back until the app is valid, so that an invalid app gets a plain
+    // 400 with its problems instead of a 200 stream that ends in failure.
+    List<Map<String, Object>> held = new ArrayList<>();
+    OutputStream[] stream = new OutputStream[1];
+    try {
+      ObjectNode app =
+          apps.deploy(
+              archive,
+              backend,
+              progress -> {
+                Map<String, Object> line = new LinkedHashMap<>();
+                line.put("phase", progress.phase());
+                line.put("elapsed_s", progress.elapsedS());
+                if (stream[0] == null
+                    && !progress.phase().startsWith("unpacking")
+                    && !progress.phase().equals("validating")) {
+                  stream[0] = open(response);
+                  held.forEach(h -> write(stream[0], h));
+                }
+                if (stream[0] == null) {
+                  held.add(line);
+                } else {
+                  write(stream[0], line);
+                }
+              });
+      if (stream[0] == null) {
+        stream[0] = open(response);
+        held.forEach(h -> write(stream[0], h));
+      }
+      write(stream[0], Map.of("status", "deployed", "app", app));
+      close(stream[0], callback);
+    } catch (DeployException e) {
+      if (stream[0] == null) {
+        throw e;
+      }
+      LOG.atWarn().addKeyValue("error", e.getMessage()).log("deploy failed");
+      Map<String, Object> last = new LinkedHashMap<>();
+      last.put("status", "failed");
+      last.put("http_status", e.status());
+      last.put("problems", e.problems());
+      write(stream[0], last);
+      close(stream[0], callback);
+    } catch (RuntimeException e) {
+      LOG.atError().setCause(e).log("deploy crashed");
+      DeployException failure = new DeployException(500, "deploy failed: " + e);
+      if (stream[0] == null) {
+        throw failure;
+      }
+      write(stream[0], Map.of("status", "failed", "problems", failure.problems()));
+      close(stream[0], callback);
+    }
+  }
+
+  private static byte[] readBody(Request request) {
+    long declared = request.getLength();
+    if (declared > MAX_ARCHIVE_BYTES) {
+      throw new DeployException(
+          413, "the upload is " + declared + " bytes; the limit is " + MAX_ARCHIVE_BYTES);
+    }
+    try (InputStream in = Content.Source.asInputStream(request)) {
+      byte[] body = in.readNBytes(MAX_ARCHIVE_BYTES + 1);
+      if (body.length > MAX_ARCHIVE_BYTES) {
+        throw new DeployException(
+            413, "the upload is over the limit of " + MAX_ARCHIVE_BYTES + " bytes");
+      }
+      if (body.length == 0) {
+        throw new DeployException(
+            400, "the request body must be a tar or zip of the app directory");
+      }
+      return body;
+    } catch (IOException e) {
+      throw new DeployException(400, "cannot read the upload: " + e.getMessage());
+    }
+  }
+
+  private static OutputStream open(Response response) {
+    response.setStatus(200);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/x-ndjson");
+    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+    return Content.Sink.asOutputStream(response);
+  }
+
+  private static void write(OutputStream out, Object line) {
+    try {
+      out.write(JsonHttp.MAPPER.writeValueAsBytes(line));
+      out.write('\n');
+      out.flush();
+    } catch (IOException e) {
+      // the client went away; the deploy itself goes on and its result stays visible in GET
+      LOG.atInfo().addKeyValue("error", e.toString()).log("deploy progress not delivered");
+    }
+  }
+
+  private static void close(OutputStream out, Callback callback) {
+    try {
+      out.close();
+      callback.succeeded();
+    } catch (IOException e) {
+      callback.failed(e);
+    }
+  }
+
+  private static void problems(Response response, Callback callback, DeployException e) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put(
+        "error", e.problems().size() == 1 ? e.problems().get(0) : "the application is invalid");
+    body.put("problems", e.problems());
+    JsonHttp.send(response, callback, e.status(), body);
+  }
+
+  private static void notAllowed(
+      Response response, Callback callback, String allow, String method, String path) {
+    response.getHeaders().put(HttpHeader.ALLOW, allow);
+    JsonHttp.error(
+        response, callback, HttpStatus.METHOD_NOT_ALLOWED_405, method + " not allowed on " + path);
+  }
+
+  private static int tail(Fields query) {
+    String raw = query.getValue("tail");
+    if (raw == null) {
+      return 200;
+    }
+    try {
+      int tail = Integer.parseInt(raw);
+      if (tail < 1 || tail > 100_000) {
+        throw new NumberFormatException();
+      }
+      return tail;
+    } catch (NumberFormatException e) {
+      throw new DeployException(400, "tail must be an integer 1..100000, got '" + raw + "'");
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package dev.sand.agent.apps;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Validates an unpacked application with the Python rules ({@code python -m sand_worker.describe})
+ * — the same ones {@code sand validate} and the emulator apply, so Java never re-implements them —
+ * and returns its description.
+ */
+final class AppDescriber {
+  private static final long TIMEOUT_S = 60;
+
+  private final Path python;
+  private final String pythonPath;
+  private final ObjectMapper mapper;
+
+  AppDescriber(Path python, String pythonPath, ObjectMapper mapper) {
+    this.python = python;
+    this.pythonPath = pythonPath;
+    this.mapper = mapper;
+  }
+
+  /**
+   * The description of the app in {@code dir}: name, grains, workflows with their entry grains,
+   * limits, requirements. Blocking (runs Python, up to a minute).
+   *
+   * @throws DeployException (400) listing every problem when the app is invalid; (500) when the
+   *     validator itself cannot run
+   */
+  ObjectNode describe(Path dir) {
+    ProcessBuilder builder =
+        new ProcessBuilder(python.toString(), "-m", "sand_worker.describe", dir.toString());
+    builder.environment().put("PYTHONPATH", pythonPath);
+    builder.environment().put("PYTHONDONTWRITEBYTECODE", "1");
+    builder.redirectErrorStream(false);
+    String stdout;
+    String stderr;
+    int code;
+    try {
+      Process process = builder.start();
+      process.getOutputStream().close();
+      var err = process.getErrorStream();
+      stdout = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      stderr = new String(err.readAllBytes(), StandardCharsets.UTF_8);
+      if (!process.waitFor(TIMEOUT_S, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        throw new DeployException(500, "validating the app took over " + TIMEOUT_S + " s");
+      }
+      code = process.exitValue();
+    } catch (IOException e) {
+      throw new DeployException(500, "cannot run the validator " + python + ": " + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DeployException(500, "interrupted while validating the app");
+    }
+    JsonNode doc;
+    try {
+      doc = mapper.readTree(stdout);
+    } catch (IOException e) {
+      doc = null;
+    }
+    if (doc == null || !doc.isObject()) {
+      throw new DeployException(
+          500, "the validator failed (exit " + code + "): " + lastLines(stderr + stdout, 10));
+    }
+    if (!doc.path("ok").asBoolean(false)) {
+      List<String> problems = new ArrayList<>();
+      doc.path("problems").forEach(p -> problems.add(p.asText()));
+      throw new DeployException(400, problems.isEmpty() ? List.of("the app is invalid") : problems);
+    }
+    return (ObjectNode) doc.get("app");
+  }
+
+  static String lastLines(String text, int lines) {
+    String[] all = text.strip().split("\n");
+    int from = Math.max(0, all.length - lines);
+    return String.join("\n", List.of(all).subList(from, all.length));
+  }
+}

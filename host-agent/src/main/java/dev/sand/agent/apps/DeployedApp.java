@@ -1,0 +1,36 @@
+package dev.sand.agent.apps;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.config.SandboxConfig;
+import dev.sand.sandbox.SandboxId;
+import dev.sand.sandbox.SandboxRuntime;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * One application deployed on this host.
+ *
+ * @param name the application's name
+ * @param version 1 for the first deploy, +1 per redeploy
+ * @param dir the unpacked application on the host
+ * @param backend where its grain workers run
+ * @param runtime the runtime that holds its sandbox
+ * @param sandbox the sandbox
+ * @param metadata what {@code sand:app:<app>} holds (and {@code GET /v1/apps/<app>} answers)
+ * @param grains the grain names
+ * @param redisUser its Redis ACL user
+ */
+record DeployedApp(
+    String name,
+    int version,
+    Path dir,
+    SandboxConfig.Backend backend,
+    SandboxRuntime runtime,
+    SandboxId sandbox,
+    ObjectNode metadata,
+    List<String> grains,
+    String redisUser) {
+  DeployedApp {
+    grains = List.copyOf(grains);
+  }
+}

@@ -1,0 +1,314 @@
+package dev.sand.agent.bus;
+
+import dev.sand.agent.apps.Deployer;
+import dev.sand.bridge.kafka.KafkaBridge;
+import dev.sand.bus.EventCodec;
+import dev.sand.bus.Queues;
+import dev.sand.bus.Topics;
+import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.thrift.EventFlag;
+import dev.sand.bus.thrift.EventKind;
+import dev.sand.bus.thrift.EventMessage;
+import io.lettuce.core.Limit;
+import io.lettuce.core.Range;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The host agent's three background loops over the local bus.
+ *
+ * <ul>
+ *   <li><b>agent queue</b>: takes the copies grain instances and frontends push to {@code
+ *       sand:agent:<host>}; tracks every event flagged PROCESSING until its FINISHED copy arrives
+ *       (the in-flight table recovery replays from), and publishes each copy to the global bus
+ *       (Kafka, asynchronously, key = execution id) — off the grain-to-grain path.
+ *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
+ *       the queue of the grain that set them; no process is held while a Wait runs.
+ *   <li><b>watchdog</b>: restarts sandboxes that died ({@link Deployer#watch}) and re-queues the
+ *       events their instances had taken (attempt + 1), or fails the execution after {@value
+ *       #MAX_ATTEMPTS} attempts, so no accepted invocation is lost silently.
+ * </ul>
+ *
+ * <p>Each loop logs and keeps going on errors (Redis or Kafka away). Thread-safe.
+ */
+public final class EventLoops implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(EventLoops.class);
+  private static final Duration TAKE_TIMEOUT = Duration.ofSeconds(1);
+  private static final long TIMER_TICK_MS = 10;
+  private static final long WATCH_TICK_MS = 500;
+  static final int MAX_ATTEMPTS = 3;
+
+  private final String hostId;
+  private final Supplier<RedisLocalBus> redis;
+  private final Supplier<KafkaBridge> kafka;
+  private final Deployer deployer;
+  private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
+  private final AtomicLong backedUp = new AtomicLong();
+  private final AtomicLong backupErrors = new AtomicLong();
+  private final AtomicLong replayed = new AtomicLong();
+  private final List<Thread> threads = new ArrayList<>();
+  private volatile boolean running = true;
+
+  public EventLoops(
+      String hostId,
+      Supplier<RedisLocalBus> redis,
+      Supplier<KafkaBridge> kafka,
+      Deployer deployer) {
+    this.hostId = hostId;
+    this.redis = redis;
+    this.kafka = kafka;
+    this.deployer = deployer;
+  }
+
+  /** Starts the three loops (daemon threads). */
+  public void start() {
+    threads.add(new Thread(this::agentQueueLoop, "agent-queue"));
+    threads.add(new Thread(this::timerLoop, "timers"));
+    threads.add(new Thread(this::watchLoop, "watchdog"));
+    threads.forEach(
+        t -> {
+          t.setDaemon(true);
+          t.start();
+        });
+  }
+
+  /** Counters for {@code /health} and metrics. */
+  public Map<String, Long> counters() {
+    return Map.of(
+        "in_flight", (long) inFlight.size(),
+        "backed_up", backedUp.get(),
+        "backup_errors", backupErrors.get(),
+        "replayed", replayed.get());
+  }
+
+  // -- agent queue -------------------------------------------------------------------------------
+
+  private void agentQueueLoop() {
+    RedisLocalBus.Taker taker = null;
+    while (running) {
+      try {
+        RedisLocalBus bus = redis.get();
+        if (bus == null) {
+          sleep(200);
+          continue;
+        }
+        if (taker == null) {
+          taker = bus.taker();
+        }
+        Optional<byte[]> raw = taker.take(Queues.agent(hostId), TAKE_TIMEOUT);
+        raw.ifPresent(this::onAgentEvent);
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("error", e.toString()).log("agent queue loop error; retrying");
+        if (taker != null) {
+          taker.close();
+          taker = null;
+        }
+        sleep(500);
+      }
+    }
+    if (taker != null) {
+      taker.close();
+    }
+  }
+
+  void onAgentEvent(byte[] raw) {
+    EventMessage event = EventCodec.decode(raw);
+    String topic;
+    if (event.getKind() == EventKind.RESULT || event.getKind() == EventKind.ERROR) {
+      topic = Topics.RESULTS;
+    } else {
+      if (event.getFlag() == EventFlag.PROCESSING) {
+        inFlight.put(event.getEvent_id(), event);
+      } else if (event.getFlag() == EventFlag.FINISHED || event.getFlag() == EventFlag.FAILED) {
+        inFlight.remove(event.getEvent_id());
+      }
+      topic =
+          event.getTarget_grain() == null || event.getTarget_grain().isEmpty()
+              ? Topics.RESULTS
+              : Topics.grain(event.getApp(), event.getTarget_grain());
+    }
+    KafkaBridge bridge = kafka.get();
+    if (bridge == null) {
+      backupErrors.incrementAndGet();
+      return;
+    }
+    bridge.publish(
+        topic,
+        event.getExecution_id(),
+        raw,
+        error -> {
+          if (backupErrors.incrementAndGet() % 100 == 1) {
+            LOG.atWarn()
+                .addKeyValue("topic", topic)
+                .addKeyValue("execution_id", event.getExecution_id())
+                .addKeyValue("error", error.toString())
+                .log("backup to kafka failed");
+          }
+        });
+    backedUp.incrementAndGet();
+  }
+
+  // -- timers ------------------------------------------------------------------------------------
+
+  private void timerLoop() {
+    byte[] key = Queues.timers().getBytes(StandardCharsets.UTF_8);
+    while (running) {
+      try {
+        RedisLocalBus bus = redis.get();
+        if (bus != null) {
+          long now = System.currentTimeMillis();
+          List<byte[]> due =
+              bus.call(
+                  "ZRANGEBYSCORE " + Queues.timers(),
+                  c ->
+                      c.zrangebyscore(
+                          key,
+                          Range.create((double) Long.MIN_VALUE, (double) now),
+                          Limit.create(0, 64)));
+          for (byte[] member : due) {
+            // ZREM decides who owns a due timer, should two agents ever share a Redis
+            long removed = bus.call("ZREM " + Queues.timers(), c -> c.zrem(key, member));
+            if (removed == 1) {
+              fire(bus, member);
+            }
+          }
+          if (due.size() == 64) {
+            continue;
+          }
+        }
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("error", e.toString()).log("timer loop error; retrying");
+      }
+      sleep(TIMER_TICK_MS);
+    }
+  }
+
+  private void fire(RedisLocalBus bus, byte[] member) {
+    EventMessage timer = EventCodec.decode(member);
+    if (!deployer.isDeployed(timer.getApp())) {
+      LOG.atInfo()
+          .addKeyValue("execution_id", timer.getExecution_id())
+          .addKeyValue("app", timer.getApp())
+          .log("timer of an app no longer deployed dropped");
+      return;
+    }
+    timer.setFlag(EventFlag.QUEUED);
+    bus.push(Queues.grain(timer.getApp(), timer.getTarget_grain()), timer);
+  }
+
+  // -- watchdog and replay
+  // -------------------------------------------------------------------------
+
+  private void watchLoop() {
+    while (running) {
+      sleep(WATCH_TICK_MS);
+      try {
+        for (String app : deployer.watch()) {
+          replay(app);
+        }
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("error", e.toString()).log("watchdog error");
+      }
+    }
+  }
+
+  /**
+   * Re-queues the in-flight events of {@code app} that are no longer in a queue (an instance had
+   * taken them when the sandbox died); fails their executions after {@value #MAX_ATTEMPTS}
+   * attempts.
+   */
+  void replay(String app) {
+    RedisLocalBus bus = redis.get();
+    if (bus == null) {
+      return;
+    }
+    // let FINISHED copies already pushed by instances that did complete arrive first
+    long deadline = System.currentTimeMillis() + 1000;
+    while (System.currentTimeMillis() < deadline
+        && bus.call("LLEN", c -> c.llen(Queues.agent(hostId).getBytes(StandardCharsets.UTF_8)))
+            > 0) {
+      sleep(20);
+    }
+    Set<String> queued = new HashSet<>();
+    Set<String> grains = new HashSet<>();
+    inFlight.values().stream()
+        .filter(e -> app.equals(e.getApp()))
+        .forEach(e -> grains.add(e.getTarget_grain()));
+    for (String grain : grains) {
+      String queue = Queues.grain(app, grain);
+      for (byte[] raw :
+          bus.call(
+              "LRANGE " + queue, c -> c.lrange(queue.getBytes(StandardCharsets.UTF_8), 0, -1))) {
+        try {
+          queued.add(EventCodec.decode(raw).getEvent_id());
+        } catch (RuntimeException e) {
+          // an unreadable entry is no event of ours to match
+        }
+      }
+    }
+    for (EventMessage event : List.copyOf(inFlight.values())) {
+      if (!app.equals(event.getApp()) || queued.contains(event.getEvent_id())) {
+        continue;
+      }
+      if (event.getAttempt() + 1 >= MAX_ATTEMPTS) {
+        inFlight.remove(event.getEvent_id());
+        String cause =
+            "the sandbox of app '"
+                + app
+                + "' died while grain '"
+                + event.getTarget_grain()
+                + "' handled this event, "
+                + MAX_ATTEMPTS
+                + " times";
+        deployer.note(app, "execution " + event.getExecution_id() + " failed: " + cause);
+        deployer.fail(bus, event, "States.Runtime", cause);
+        continue;
+      }
+      EventMessage again =
+          event.deepCopy().setFlag(EventFlag.QUEUED).setAttempt(event.getAttempt() + 1);
+      inFlight.put(event.getEvent_id(), again.deepCopy().setFlag(EventFlag.PROCESSING));
+      bus.push(Queues.grain(app, event.getTarget_grain()), again);
+      replayed.incrementAndGet();
+      deployer.note(
+          app,
+          "re-queued event of execution "
+              + event.getExecution_id()
+              + " for grain '"
+              + event.getTarget_grain()
+              + "' (attempt "
+              + (again.getAttempt() + 1)
+              + ")");
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    for (Thread thread : threads) {
+      try {
+        thread.join(2000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
