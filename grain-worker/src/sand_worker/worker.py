@@ -219,6 +219,11 @@ class GrainWorker:
             def send(kind: bytes, body: bytes) -> None:
                 os.write(fd, _FRAME.pack(kind, len(body)) + body)
 
+            # Take the copy-on-write faults of the codec, JSON and connection pages now, while
+            # no event waits, instead of on the event's critical path.
+            client.ping()
+            warm_up()
+
             while True:
                 item = cast(
                     "list[bytes] | None", client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S)

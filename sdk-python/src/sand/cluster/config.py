@@ -8,6 +8,7 @@ overrides (tests). Everything is validated once, here, into frozen values.
 from __future__ import annotations
 
 import os
+import secrets
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -77,6 +78,20 @@ class ClusterConfig:
     @property
     def run_dir(self) -> Path:
         return self.state_dir / "run"
+
+    @property
+    def redis_password(self) -> str:
+        """The password of Redis's default user, made once per state dir (file mode 0600).
+
+        Only SAND's own services know it; application sandboxes get an ACL user of their
+        own that reaches nothing of another application."""
+        secret = self.state_dir / "conf" / "redis.secret"
+        if not secret.exists():
+            secret.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(24))
+        return secret.read_text().strip()
 
     @property
     def logs_dir(self) -> Path:

@@ -69,12 +69,16 @@ def docker_ping(socket_path: Path, timeout_s: float = 2.0) -> Probe:
     return probe
 
 
-def redis_ping(socket_path: Path, timeout_s: float = 1.0) -> Probe:
+def redis_ping(
+    socket_path: Path, password: Callable[[], str], timeout_s: float = 1.0
+) -> Probe:
     def probe() -> str | None:
         import redis
 
         try:
-            client = redis.Redis(unix_socket_path=str(socket_path), socket_timeout=timeout_s)
+            client = redis.Redis(
+                unix_socket_path=str(socket_path), password=password(), socket_timeout=timeout_s
+            )
             try:
                 return None if client.ping() else "PING did not answer PONG"
             finally:

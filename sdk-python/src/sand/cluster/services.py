@@ -77,7 +77,7 @@ def write_cluster_json(config: ClusterConfig) -> Path:
     document = {
         "state_dir": str(config.state_dir),
         "host_id": config.host_id,
-        "redis": {"socket": str(config.redis_socket)},
+        "redis": {"socket": str(config.redis_socket), "password": config.redis_password},
         "kafka": {"bootstrap": config.kafka_bootstrap},
         "cassandra": {
             "contact_point": f"127.0.0.1:{config.ports.cassandra_cql}",
@@ -125,6 +125,7 @@ def _render(config: ClusterConfig, template: str, target: str, **extra: str) -> 
         "redis_socket": str(config.redis_socket),
         "redis_dir": str(config.data_dir / "redis"),
         "redis_maxmemory_mb": str(config.redis_maxmemory_mb),
+        "redis_password": config.redis_password,
         "kafka_port": str(config.ports.kafka),
         "kafka_controller_port": str(config.ports.kafka_controller),
         "kafka_dir": str(config.data_dir / "kafka"),
@@ -164,7 +165,7 @@ def _redis(config: ClusterConfig) -> ServiceSpec:
         argv=("redis-server", str(conf)),
         address=f"unix:{config.redis_socket}",
         log=_log(config, "redis"),
-        health=probes.redis_ping(config.redis_socket),
+        health=probes.redis_ping(config.redis_socket, lambda: config.redis_password),
         needs=("redis-server",),
         prepare=prepare,
     )

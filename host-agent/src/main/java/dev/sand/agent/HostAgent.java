@@ -140,7 +140,7 @@ public final class HostAgent implements AutoCloseable {
     Backend<RedisLocalBus> redis =
         new Backend<>(
             "redis",
-            () -> RedisLocalBus.connect(config.redis().socket(), REQUEST_TIMEOUT),
+            () -> RedisLocalBus.connect(config.redis(), REQUEST_TIMEOUT),
             bus -> {
               bus.ping();
               return "redis " + bus.serverVersion() + " at " + config.redis().socket();

@@ -106,7 +106,11 @@ public record ClusterConfig(
     return new ClusterConfig(
         Path.of(top.text("state_dir")),
         top.text("host_id"),
-        top.section("redis", s -> new RedisConfig(Path.of(s.text("socket")))),
+        top.section(
+            "redis",
+            s ->
+                new RedisConfig(
+                    Path.of(s.text("socket")), s.has("password") ? s.text("password") : "")),
         top.section("kafka", s -> KafkaConfig.parse(s.text("bootstrap"))),
         top.section(
             "cassandra",

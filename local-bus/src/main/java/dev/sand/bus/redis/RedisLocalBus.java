@@ -2,6 +2,7 @@ package dev.sand.bus.redis;
 
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.config.RedisConfig;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
@@ -29,16 +30,19 @@ import java.util.function.Function;
  */
 public final class RedisLocalBus implements AutoCloseable {
   private final Path socket;
+  private final String password;
   private final ClientResources resources;
   private final RedisClient client;
   private final StatefulRedisConnection<byte[], byte[]> connection;
 
   private RedisLocalBus(
       Path socket,
+      String password,
       ClientResources resources,
       RedisClient client,
       StatefulRedisConnection<byte[], byte[]> connection) {
     this.socket = socket;
+    this.password = password;
     this.resources = resources;
     this.client = client;
     this.connection = connection;
@@ -50,6 +54,17 @@ public final class RedisLocalBus implements AutoCloseable {
    * @throws LocalBusException naming the socket when Redis is not reachable
    */
   public static RedisLocalBus connect(Path socket, Duration timeout) {
+    return connect(new RedisConfig(socket), timeout);
+  }
+
+  /**
+   * Connects to the Redis of {@code config} as its default user (with its password, if any). Blocks
+   * up to {@code timeout}.
+   *
+   * @throws LocalBusException naming the socket when Redis is not reachable or refuses the login
+   */
+  public static RedisLocalBus connect(RedisConfig config, Duration timeout) {
+    Path socket = config.socket();
     // two I/O threads are plenty for one connection and keep the agent lean on small hosts
     ClientResources resources =
         DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(1).build();
@@ -59,10 +74,14 @@ public final class RedisLocalBus implements AutoCloseable {
             .autoReconnect(true)
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .build());
-    RedisURI uri = RedisURI.Builder.socket(socket.toString()).withTimeout(timeout).build();
+    RedisURI uri = uri(socket, config.password(), timeout);
     try {
       return new RedisLocalBus(
-          socket, resources, client, client.connect(ByteArrayCodec.INSTANCE, uri));
+          socket,
+          config.password(),
+          resources,
+          client,
+          client.connect(ByteArrayCodec.INSTANCE, uri));
     } catch (RedisException e) {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
       resources.shutdown();
@@ -153,8 +172,7 @@ public final class RedisLocalBus implements AutoCloseable {
    * one). The caller owns it and must close it; one thread at a time.
    */
   public Taker taker() {
-    RedisURI uri =
-        RedisURI.Builder.socket(socket.toString()).withTimeout(Duration.ofMinutes(5)).build();
+    RedisURI uri = uri(socket, password, Duration.ofMinutes(5));
     try {
       return new Taker(client.connect(ByteArrayCodec.INSTANCE, uri));
     } catch (RedisException e) {
@@ -190,6 +208,14 @@ public final class RedisLocalBus implements AutoCloseable {
     public void close() {
       own.close();
     }
+  }
+
+  private static RedisURI uri(Path socket, String password, Duration timeout) {
+    RedisURI.Builder builder = RedisURI.Builder.socket(socket.toString()).withTimeout(timeout);
+    if (!password.isEmpty()) {
+      builder.withPassword(password.toCharArray());
+    }
+    return builder.build();
   }
 
   private static byte[] bytes(String key) {
