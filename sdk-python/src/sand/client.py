@@ -71,11 +71,18 @@ class SandClient:
         self._session = requests.Session()
 
     def deploy(
-        self, app_dir: Path, on_progress: Callable[[dict[str, Any]], None] | None = None
+        self,
+        app_dir: Path,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        *,
+        backend: str | None = None,
     ) -> dict[str, Any]:
-        """Upload and deploy; calls ``on_progress`` with each progress line; returns the app."""
+        """Upload and deploy; calls ``on_progress`` with each progress line; returns the app.
+
+        ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend."""
         response = self._session.post(
             f"{self._base}/v1/apps",
+            params={"backend": backend} if backend else None,
             data=pack_app(app_dir),
             headers={"Content-Type": "application/x-tar"},
             stream=True,

@@ -48,8 +48,14 @@ def _api_call(call: Any) -> Any:
 
 @click.command()
 @click.argument("app_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+@click.option(
+    "--backend",
+    type=click.Choice(["docker", "process"]),
+    default=None,
+    help="Sandbox backend (default: the cluster's sandbox.backend).",
+)
 @url_option
-def deploy(app_dir: Path, url: str | None) -> None:
+def deploy(app_dir: Path, backend: str | None, url: str | None) -> None:
     """Validate APP_DIR, upload it and wait until its sandbox is running."""
     try:
         spec = load_app(app_dir)
@@ -67,7 +73,7 @@ def deploy(app_dir: Path, url: str | None) -> None:
             if phase and line.get("status") not in ("deployed", "failed"):
                 _err.print(f"[dim]{time.monotonic() - started:5.1f} s  {phase}[/dim]")
 
-        app = _api_call(lambda: _client(url).deploy(app_dir, progress))
+        app = _api_call(lambda: _client(url).deploy(app_dir, progress, backend=backend))
     _err.print(
         f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
         f"in {time.monotonic() - started:.1f} s"
