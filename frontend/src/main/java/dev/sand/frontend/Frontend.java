@@ -151,7 +151,7 @@ public final class Frontend implements AutoCloseable {
     pending.abandonAll();
     try {
       server.stop();
-      LOG.atInfo().addKeyValue("port", requestedPort).log("frontend stopped");
+      LOG.atInfo().addKeyValue("frontend_id", frontendId).log("frontend stopped");
     } catch (Exception e) {
       LOG.atWarn().addKeyValue("error", e.toString()).log("frontend stop failed");
     }

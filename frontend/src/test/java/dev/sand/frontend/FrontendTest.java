@@ -176,6 +176,22 @@ class FrontendTest {
     return worker;
   }
 
+  /** Retries {@code check} until it passes or 15 s have gone. */
+  private static void eventually(org.junit.jupiter.api.function.Executable check) throws Throwable {
+    long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+    while (true) {
+      try {
+        check.execute();
+        return;
+      } catch (Throwable e) {
+        if (System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
   /** GET /health answers 200 with the service, its id, port, pid and Redis socket. */
   @Test
   void health_redisUp_returnsOkWithIdentity() throws Exception {
@@ -572,5 +588,90 @@ class FrontendTest {
     assertThat(response.statusCode()).isEqualTo(503);
     assertThat(json(response).get("error").asText())
         .startsWith("host agent at 127.0.0.1:" + port + " is not reachable: ");
+  }
+
+  /**
+   * Waiting synchronous calls hold no Jetty thread: 200 of them wait at once on a pool of 64
+   * threads, and all get their results.
+   */
+  @Test
+  void invoke_manyConcurrentSyncCalls_needNoThreadEach() throws Throwable {
+    start();
+    int calls = 200;
+    List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> responses =
+        new ArrayList<>();
+    for (int i = 0; i < calls; i++) {
+      responses.add(
+          http.sendAsync(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + frontend.port() + "/v1/apps/hello/invoke"))
+                  .POST(HttpRequest.BodyPublishers.ofString("{\"n\": " + i + "}"))
+                  .timeout(Duration.ofSeconds(25))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString()));
+    }
+    byte[] queue = Queues.grain("hello", "upper").getBytes(StandardCharsets.UTF_8);
+    eventually(
+        () -> {
+          long queued = bus.call("LLEN", c -> c.llen(queue));
+          assertThat(queued).isEqualTo(calls);
+        });
+
+    try (RedisLocalBus.Taker taker = bus.taker()) {
+      for (int i = 0; i < calls; i++) {
+        EventMessage invoke =
+            EventCodec.decode(
+                taker.take(Queues.grain("hello", "upper"), Duration.ofSeconds(5)).get());
+        String doc =
+            "{\"execution_id\":\"%s\",\"status\":\"SUCCEEDED\",\"output\":%s}"
+                .formatted(
+                    invoke.getExecution_id(),
+                    new String(invoke.getPayload(), StandardCharsets.UTF_8));
+        bus.push(
+            Queues.reply(invoke.getReply_to()),
+            new EventMessage()
+                .setKind(EventKind.RESULT)
+                .setExecution_id(invoke.getExecution_id())
+                .setPayload(doc.getBytes(StandardCharsets.UTF_8)));
+      }
+    }
+
+    for (int i = 0; i < calls; i++) {
+      HttpResponse<String> response = responses.get(i).get(20, TimeUnit.SECONDS);
+      assertThat(response.statusCode()).isEqualTo(200);
+      assertThat(json(response).get("output").get("n").asInt()).isEqualTo(i);
+    }
+  }
+
+  /**
+   * While Redis is down /health answers 503 naming the socket; once it is back, health recovers and
+   * the reply dispatcher serves synchronous calls again.
+   */
+  @Test
+  void redisOutage_healthReports503_thenDispatcherRecovers() throws Throwable {
+    start();
+
+    redis.kill();
+    try {
+      HttpResponse<String> down = send("GET", "/health", null);
+      assertThat(down.statusCode()).isEqualTo(503);
+      assertThat(json(down).get("status").asText()).isEqualTo("unavailable");
+      assertThat(json(down).get("redis").asText()).isEqualTo(redis.socket().toString());
+      assertThat(json(down).get("error").asText()).contains(redis.socket().toString());
+    } finally {
+      redis.relaunch();
+    }
+    eventually(() -> bus.set(Queues.app("hello"), APP_DOC.getBytes(StandardCharsets.UTF_8), null));
+    eventually(() -> assertThat(send("GET", "/health", null).statusCode()).isEqualTo(200));
+    // let the app cache forget the outage-time reads
+    Thread.sleep(AppCatalog.TTL.toMillis() + 100);
+
+    AtomicReference<EventMessage> seen = new AtomicReference<>();
+    Thread worker = worker(Queues.grain("hello", "upper"), "\"back\"", seen);
+    HttpResponse<String> response = send("POST", "/v1/apps/hello/invoke?timeout_s=15", "{}");
+    worker.join(5000);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(json(response).get("output").asText()).isEqualTo("back");
   }
 }

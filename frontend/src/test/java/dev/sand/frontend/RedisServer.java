@@ -13,7 +13,7 @@ import java.util.stream.Stream;
  */
 final class RedisServer implements AutoCloseable {
   private final Path dir;
-  private final Process process;
+  private Process process;
 
   private RedisServer(Path dir, Process process) {
     this.dir = dir;
@@ -23,6 +23,21 @@ final class RedisServer implements AutoCloseable {
   /** Starts redis-server and waits (up to 10 s) for its socket. */
   static RedisServer start() throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory("sand-fe-redis");
+    return new RedisServer(dir, launch(dir));
+  }
+
+  /** Stops the server: an outage, until {@link #relaunch}. */
+  void kill() throws IOException {
+    stop();
+    Files.deleteIfExists(socket());
+  }
+
+  /** Starts a new, empty server on the same socket after {@link #kill}. */
+  void relaunch() throws IOException, InterruptedException {
+    process = launch(dir);
+  }
+
+  private static Process launch(Path dir) throws IOException, InterruptedException {
     Path socket = dir.resolve("r.sock");
     Process process =
         new ProcessBuilder(
@@ -52,7 +67,7 @@ final class RedisServer implements AutoCloseable {
       }
       Thread.sleep(20);
     }
-    return new RedisServer(dir, process);
+    return process;
   }
 
   Path socket() {
@@ -61,6 +76,13 @@ final class RedisServer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    stop();
+    try (Stream<Path> files = Files.walk(dir)) {
+      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    }
+  }
+
+  private void stop() {
     process.destroy();
     try {
       if (!process.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)) {
@@ -69,9 +91,6 @@ final class RedisServer implements AutoCloseable {
     } catch (InterruptedException e) {
       process.destroyForcibly();
       Thread.currentThread().interrupt();
-    }
-    try (Stream<Path> files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     }
   }
 }
