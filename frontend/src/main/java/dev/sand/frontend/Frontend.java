@@ -1,6 +1,11 @@
 package dev.sand.frontend;
 
+import dev.sand.bus.Names;
+import dev.sand.bus.redis.LocalBusException;
+import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
+import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -14,20 +19,31 @@ import org.slf4j.LoggerFactory;
 /**
  * One frontend process: the HTTP entry of SAND on one port, wired from a {@link ClusterConfig}.
  *
- * <p>Lifecycle: {@link #create} (no I/O) → {@link #start} (binds the port) → {@link #close}
- * (graceful: in-flight requests finish, up to 5 s). Thread-safe.
+ * <p>Its id is {@code fe-<port>} (the bound port): the routing key of its reply queue {@code
+ * sand:reply:fe-<port>}, which one dispatcher thread drains for the synchronous callers.
+ *
+ * <p>Lifecycle: {@link #create} (no I/O) → {@link #start} (binds the port, connects to Redis,
+ * starts the reply dispatcher, serves) → {@link #close} (callers still waiting get 202 RUNNING,
+ * then in-flight requests finish, up to 5 s). Thread-safe.
  */
 public final class Frontend implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Frontend.class);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration REDIS_TIMEOUT = Duration.ofSeconds(5);
 
+  private final ClusterConfig config;
   private final int requestedPort;
   private final Server server;
   private final ServerConnector connector;
+  private final PendingReplies pending = new PendingReplies();
+  private volatile String frontendId;
+  private RedisLocalBus bus;
+  private ReplyDispatcher dispatcher;
 
   private Frontend(ClusterConfig config, int port) {
+    this.config = config;
     this.requestedPort = port;
-    // bounded pool: invocations will wait on results, but a frontend must not grow without limit
+    // bounded pool: synchronous invocations wait without a thread; only proxied deploys hold one
     QueuedThreadPool threads = new QueuedThreadPool(64, 4);
     threads.setName("http");
     server = new Server(threads);
@@ -36,7 +52,6 @@ public final class Frontend implements AutoCloseable {
     connector.setHost("127.0.0.1");
     connector.setPort(port);
     server.addConnector(connector);
-    server.setHandler(new GracefulHandler(new Routes(this::identity, config)));
     server.setErrorHandler(new JsonHttp.JsonErrorHandler());
     server.setStopTimeout(STOP_TIMEOUT.toMillis());
   }
@@ -53,18 +68,53 @@ public final class Frontend implements AutoCloseable {
   }
 
   /**
-   * Binds the port and starts serving.
+   * Binds the port, connects to Redis, starts the reply dispatcher and serves. Blocks up to about 5
+   * s on Redis. Call once.
    *
-   * @throws IllegalStateException naming the port when it cannot be bound
+   * @throws IllegalStateException naming the port or the Redis socket when either is unusable
    */
-  public void start() {
+  public synchronized void start() {
     try {
-      server.start();
-    } catch (Exception e) {
+      // bind first: the id, and so the reply queue, is named after the bound port
+      connector.open();
+    } catch (IOException e) {
       throw new IllegalStateException(
           "frontend: cannot listen on 127.0.0.1:" + requestedPort + ": " + e.getMessage(), e);
     }
-    LOG.atInfo().addKeyValue("port", port()).log("frontend listening");
+    frontendId = Names.requireHostId("fe-" + connector.getLocalPort());
+    try {
+      bus = RedisLocalBus.connect(config.redis().socket(), REDIS_TIMEOUT);
+    } catch (LocalBusException e) {
+      closeConnector();
+      throw new IllegalStateException("frontend " + frontendId + ": " + e.getMessage(), e);
+    }
+    dispatcher = ReplyDispatcher.start(bus, frontendId, pending);
+    InvokeRoute invoke =
+        new InvokeRoute(
+            new AppCatalog(bus, System::nanoTime),
+            new Invoker(bus, config.hostId(), frontendId, Clock.systemUTC()),
+            pending,
+            config.frontend().maxPayloadBytes());
+    Routes routes =
+        new Routes(
+            this::identity,
+            bus,
+            config.redis().socket().toString(),
+            invoke,
+            new AgentProxy(config.hostAgent().port()));
+    server.setHandler(new GracefulHandler(routes));
+    try {
+      server.start();
+    } catch (Exception e) {
+      close();
+      throw new IllegalStateException(
+          "frontend: cannot serve on 127.0.0.1:" + requestedPort + ": " + e.getMessage(), e);
+    }
+    LOG.atInfo()
+        .addKeyValue("port", port())
+        .addKeyValue("frontend_id", frontendId)
+        .addKeyValue("redis", config.redis().socket())
+        .log("frontend listening");
   }
 
   /** The bound port. */
@@ -72,22 +122,46 @@ public final class Frontend implements AutoCloseable {
     return connector.getLocalPort();
   }
 
+  /** {@code fe-<port>}: names this frontend's reply queue; null before {@link #start}. */
+  public String id() {
+    return frontendId;
+  }
+
   private Map<String, Object> identity() {
     Map<String, Object> identity = new LinkedHashMap<>();
     identity.put("service", "frontend");
+    identity.put("frontend_id", frontendId);
     identity.put("port", port());
     identity.put("pid", ProcessHandle.current().pid());
     return identity;
   }
 
+  private void closeConnector() {
+    try {
+      connector.close();
+    } catch (RuntimeException e) {
+      LOG.atWarn().addKeyValue("error", e.toString()).log("closing the connector failed");
+    }
+  }
+
   /** Stops gracefully; idempotent; never throws. */
   @Override
-  public void close() {
+  public synchronized void close() {
+    // callers still waiting get 202 RUNNING (they can poll) instead of holding up the stop
+    pending.abandonAll();
     try {
       server.stop();
-      LOG.atInfo().addKeyValue("port", requestedPort).log("frontend stopped");
+      LOG.atInfo().addKeyValue("frontend_id", frontendId).log("frontend stopped");
     } catch (Exception e) {
       LOG.atWarn().addKeyValue("error", e.toString()).log("frontend stop failed");
+    }
+    if (dispatcher != null) {
+      dispatcher.close();
+      dispatcher = null;
+    }
+    if (bus != null) {
+      bus.close();
+      bus = null;
     }
   }
 }

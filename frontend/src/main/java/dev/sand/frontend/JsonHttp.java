@@ -37,6 +37,14 @@ final class JsonHttp {
     response.write(true, ByteBuffer.wrap(bytes), callback);
   }
 
+  /** Writes {@code json}, already a serialized JSON document, with {@code status}. */
+  static void sendJson(Response response, Callback callback, int status, byte[] json) {
+    response.setStatus(status);
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+    response.write(true, ByteBuffer.wrap(json), callback);
+  }
+
   /** Writes {@code {"error": message}}. */
   static void error(Response response, Callback callback, int status, String message) {
     send(response, callback, status, Map.of("error", message));

@@ -1,11 +1,15 @@
 package dev.sand.frontend;
 
-import dev.sand.config.ClusterConfig;
+import dev.sand.bus.Names;
+import dev.sand.bus.Queues;
+import dev.sand.bus.redis.LocalBusException;
+import dev.sand.bus.redis.RedisLocalBus;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.http.HttpMethod;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -13,43 +17,163 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The frontend's routes. Today: {@code GET /health}. Every other path answers 404 and every other
- * method 405, as JSON {@code {"error": ...}}.
+ * The frontend's routes (described in {@code frontend/openapi.yaml}):
  *
- * <p>Non-blocking: no route waits on I/O yet. Invocation routes that wait for results must move to
- * a blocking handler or answer asynchronously.
+ * <ul>
+ *   <li>{@code GET /health}: 200, or 503 when Redis does not answer
+ *   <li>{@code POST /v1/apps/{app}/invoke}: {@link InvokeRoute}
+ *   <li>{@code GET /v1/executions/{id}}: the status document in Redis
+ *   <li>{@code GET|POST /v1/apps}, {@code GET|DELETE /v1/apps/{app}}, {@code GET
+ *       /v1/apps/{app}/logs}: forwarded to the host agent by {@link AgentProxy}
+ * </ul>
+ *
+ * <p>Every other path answers 404 and every other method on a known path 405 with {@code Allow}, as
+ * JSON {@code {"error": ...}}.
+ *
+ * <p>Blocking handler: routes do short Redis calls and the proxy streams on the calling thread;
+ * synchronous invocations wait without a thread (see {@link InvokeRoute}).
  */
-final class Routes extends Handler.Abstract.NonBlocking {
+final class Routes extends Handler.Abstract {
   private final Supplier<Map<String, Object>> identity;
+  private final RedisLocalBus bus;
+  private final String redisSocket;
+  private final InvokeRoute invoke;
+  private final AgentProxy agent;
 
-  Routes(Supplier<Map<String, Object>> identity, ClusterConfig config) {
+  Routes(
+      Supplier<Map<String, Object>> identity,
+      RedisLocalBus bus,
+      String redisSocket,
+      InvokeRoute invoke,
+      AgentProxy agent) {
     this.identity = identity;
-    // config is kept in the signature: the invocation routes need ports, payload limit and host id
-    if (config == null) {
-      throw new IllegalArgumentException("config must not be null");
-    }
+    this.bus = bus;
+    this.redisSocket = redisSocket;
+    this.invoke = invoke;
+    this.agent = agent;
   }
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
     String path = Request.getPathInContext(request);
-    if ("/health".equals(path)) {
-      if (!HttpMethod.GET.is(request.getMethod()) && !HttpMethod.HEAD.is(request.getMethod())) {
-        response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
-        JsonHttp.error(
-            response,
-            callback,
-            HttpStatus.METHOD_NOT_ALLOWED_405,
-            request.getMethod() + " not allowed on /health");
+    String method = request.getMethod();
+    List<String> parts = segments(path);
+    if (parts.equals(List.of("health"))) {
+      if (allowed(method, response, callback, path, "GET", "HEAD")) {
+        health(response, callback);
+      }
+    } else if (parts.equals(List.of("v1", "apps"))) {
+      if (allowed(method, response, callback, path, "GET", "POST")) {
+        agent.forward(request, response, callback);
+      }
+    } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "apps"))) {
+      if (allowed(method, response, callback, path, "GET", "DELETE")) {
+        forwardForApp(parts.get(2), request, response, callback);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "apps"))
+        && "logs".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        forwardForApp(parts.get(2), request, response, callback);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "apps"))
+        && "invoke".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "POST")) {
+        invoke.handle(parts.get(2), request, response, callback);
+      }
+    } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        execution(parts.get(2), response, callback);
+      }
+    } else {
+      JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
+    }
+    return true;
+  }
+
+  /** The non-empty segments of {@code path}; a trailing slash is tolerated. */
+  private static List<String> segments(String path) {
+    if (path == null) {
+      return List.of();
+    }
+    return java.util.Arrays.stream(path.split("/")).filter(s -> !s.isEmpty()).toList();
+  }
+
+  /** True when {@code method} is one of {@code allow}; otherwise answers 405 with Allow. */
+  private static boolean allowed(
+      String method, Response response, Callback callback, String path, String... allow) {
+    for (String m : allow) {
+      if (m.equals(method)) {
         return true;
       }
-      Map<String, Object> body = new LinkedHashMap<>();
-      body.put("status", "ok");
-      body.putAll(identity.get());
-      JsonHttp.send(response, callback, HttpStatus.OK_200, body);
-      return true;
     }
-    JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
-    return true;
+    response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", allow));
+    JsonHttp.error(
+        response,
+        callback,
+        HttpStatus.METHOD_NOT_ALLOWED_405,
+        method + " not allowed on " + path + " (allowed: " + String.join(", ", allow) + ")");
+    return false;
+  }
+
+  private void health(Response response, Callback callback) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("status", "ok");
+    body.putAll(identity.get());
+    body.put("redis", redisSocket);
+    try {
+      bus.ping();
+    } catch (LocalBusException e) {
+      body.put("status", "unavailable");
+      body.put("error", e.getMessage());
+      JsonHttp.send(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, body);
+      return;
+    }
+    JsonHttp.send(response, callback, HttpStatus.OK_200, body);
+  }
+
+  private void forwardForApp(String app, Request request, Response response, Callback callback) {
+    try {
+      Names.requireApp(app);
+    } catch (IllegalArgumentException e) {
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.NOT_FOUND_404,
+          "no application '" + app + "': " + e.getMessage());
+      return;
+    }
+    agent.forward(request, response, callback);
+  }
+
+  private void execution(String id, Response response, Callback callback) {
+    try {
+      Names.requireExecutionId(id);
+    } catch (IllegalArgumentException e) {
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.NOT_FOUND_404,
+          "no execution '" + id + "': " + e.getMessage());
+      return;
+    }
+    Optional<byte[]> doc;
+    try {
+      doc = bus.get(Queues.result(id));
+    } catch (LocalBusException e) {
+      JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
+      return;
+    }
+    if (doc.isEmpty()) {
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.NOT_FOUND_404,
+          "no execution '" + id + "' (results are kept for 1 hour)");
+      return;
+    }
+    response.getHeaders().put(InvokeRoute.EXECUTION_HEADER, id);
+    JsonHttp.sendJson(response, callback, HttpStatus.OK_200, doc.get());
   }
 }

@@ -1,0 +1,69 @@
+package dev.sand.frontend;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.bus.Names;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * What the frontend needs of a deployed application: the part of {@code sand:app:<app>} (written by
+ * the host agent, decision 0004) that routes an invocation.
+ *
+ * @param name the application name
+ * @param defaultWorkflow the workflow run when the caller names none; empty when there is none
+ * @param entryGrains workflow name → the grain that receives its INVOKE event (insertion order =
+ *     the order in the metadata)
+ * @param payloadKb the application's own body limit ({@code limits.payload_kb}); empty when unset
+ */
+record AppMetadata(
+    String name,
+    Optional<String> defaultWorkflow,
+    Map<String, String> entryGrains,
+    OptionalInt payloadKb) {
+
+  AppMetadata {
+    Names.requireApp(name);
+    entryGrains = Collections.unmodifiableMap(new LinkedHashMap<>(entryGrains));
+    entryGrains.values().forEach(Names::requireGrain);
+  }
+
+  /**
+   * Reads the metadata document of {@code app}.
+   *
+   * @throws IllegalArgumentException naming the field when the document lacks what routing needs
+   */
+  static AppMetadata parse(String app, JsonNode doc) {
+    if (doc == null || !doc.isObject()) {
+      throw new IllegalArgumentException("must be a JSON object");
+    }
+    JsonNode workflows = doc.path("workflows");
+    if (!workflows.isObject()) {
+      throw new IllegalArgumentException("'workflows' must be an object, got " + workflows);
+    }
+    Map<String, String> entries = new LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> w : workflows.properties()) {
+      JsonNode entry = w.getValue().path("entry_grain");
+      if (!entry.isTextual()) {
+        throw new IllegalArgumentException(
+            "workflow '" + w.getKey() + "': 'entry_grain' must be a string, got " + entry);
+      }
+      entries.put(w.getKey(), entry.asText());
+    }
+    JsonNode fallback = doc.path("default_workflow");
+    Optional<String> defaultWorkflow =
+        fallback.isTextual() && !fallback.asText().isEmpty()
+            ? Optional.of(fallback.asText())
+            : Optional.empty();
+    JsonNode payloadKb = doc.path("limits").path("payload_kb");
+    return new AppMetadata(
+        app,
+        defaultWorkflow,
+        entries,
+        payloadKb.canConvertToInt() && payloadKb.asInt() > 0
+            ? OptionalInt.of(payloadKb.asInt())
+            : OptionalInt.empty());
+  }
+}

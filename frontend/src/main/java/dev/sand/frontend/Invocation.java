@@ -1,0 +1,30 @@
+package dev.sand.frontend;
+
+import dev.sand.bus.Names;
+import java.util.Objects;
+
+/**
+ * One accepted invocation, ready to be queued.
+ *
+ * @param executionId 32 lowercase hex digits (a UUID without dashes); the correlation id
+ * @param app the application
+ * @param workflow the workflow to run
+ * @param entryGrain the grain that receives the INVOKE event ({@code workflows[W].entry_grain})
+ * @param input the input document, compact UTF-8 JSON
+ * @param sync whether this frontend waits for the result (sets {@code reply_to})
+ */
+record Invocation(
+    String executionId,
+    String app,
+    String workflow,
+    String entryGrain,
+    byte[] input,
+    boolean sync) {
+  Invocation {
+    Names.requireExecutionId(executionId);
+    Names.requireApp(app);
+    Objects.requireNonNull(workflow, "workflow");
+    Names.requireGrain(entryGrain);
+    Objects.requireNonNull(input, "input");
+  }
+}

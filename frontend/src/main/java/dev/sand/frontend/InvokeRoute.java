@@ -1,0 +1,291 @@
+package dev.sand.frontend;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectReader;
+import dev.sand.bus.Names;
+import dev.sand.bus.redis.LocalBusException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code POST /v1/apps/{app}/invoke?workflow=W&mode=sync|async&timeout_s=N}: validates the call,
+ * queues the INVOKE event through {@link Invoker} and answers.
+ *
+ * <p>Asynchronous callers get 202 at once. Synchronous callers are answered when the reply
+ * dispatcher completes their {@link PendingReplies} future, from that thread: the Jetty thread
+ * returns as soon as the event is queued, so waiting calls hold no thread. A call still waiting
+ * after its timeout gets 202 with status RUNNING, to poll {@code GET /v1/executions/{id}}.
+ *
+ * <p>Blocking on the calling thread: reads the (bounded) body and makes one or two Redis round
+ * trips. Thread-safe.
+ */
+final class InvokeRoute {
+  private static final Logger LOG = LoggerFactory.getLogger(InvokeRoute.class);
+
+  /** How long a synchronous call waits for its result unless {@code timeout_s} says otherwise. */
+  static final Duration DEFAULT_SYNC_TIMEOUT = Duration.ofSeconds(300);
+
+  /** The largest {@code timeout_s} accepted. */
+  static final int MAX_SYNC_TIMEOUT_S = 3600;
+
+  static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
+
+  private static final ObjectReader INPUT_READER =
+      JsonHttp.MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  private final AppCatalog catalog;
+  private final Invoker invoker;
+  private final PendingReplies pending;
+  private final int maxPayloadBytes;
+
+  /**
+   * @param maxPayloadBytes the frontend's body limit ({@code frontend.max_payload_kb} in bytes)
+   */
+  InvokeRoute(AppCatalog catalog, Invoker invoker, PendingReplies pending, int maxPayloadBytes) {
+    this.catalog = catalog;
+    this.invoker = invoker;
+    this.pending = pending;
+    this.maxPayloadBytes = maxPayloadBytes;
+  }
+
+  /** A request that cannot be served, with the status and message to answer. */
+  private static final class Refused extends Exception {
+    private static final long serialVersionUID = 1L;
+    final int status;
+
+    Refused(int status, String message) {
+      super(message, null, false, false);
+      this.status = status;
+    }
+  }
+
+  /** Handles one invocation of {@code app} (the raw path segment); completes {@code callback}. */
+  void handle(String app, Request request, Response response, Callback callback) {
+    Invocation invocation;
+    Duration timeout;
+    try {
+      Fields query = Request.extractQueryParameters(request);
+      AppMetadata metadata = application(app);
+      boolean sync = mode(query.getValue("mode"));
+      String workflow = workflow(metadata, query.getValue("workflow"));
+      timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
+      byte[] input = input(request, limit(metadata));
+      invocation =
+          new Invocation(
+              Invoker.newId(), app, workflow, metadata.entryGrains().get(workflow), input, sync);
+    } catch (Refused e) {
+      JsonHttp.error(response, callback, e.status, e.getMessage());
+      return;
+    }
+
+    String id = invocation.executionId();
+    CompletableFuture<JsonNode> result = invocation.sync() ? pending.register(id, timeout) : null;
+    try {
+      invoker.submit(invocation);
+    } catch (LocalBusException e) {
+      pending.abandon(id);
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution of application '" + app + "': " + e.getMessage());
+      return;
+    }
+    LOG.atInfo()
+        .addKeyValue("execution_id", id)
+        .addKeyValue("app", app)
+        .addKeyValue("workflow", invocation.workflow())
+        .addKeyValue("grain", invocation.entryGrain())
+        .addKeyValue("mode", invocation.sync() ? "sync" : "async")
+        .addKeyValue("input_bytes", invocation.input().length)
+        .log("invocation queued");
+    response.getHeaders().put(EXECUTION_HEADER, id);
+    if (result == null) {
+      JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
+      return;
+    }
+    // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
+    request.addIdleTimeoutListener(idle -> false);
+    result.whenComplete((doc, error) -> answer(id, doc, response, callback));
+  }
+
+  private static void answer(String id, JsonNode doc, Response response, Callback callback) {
+    if (doc == null) {
+      JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
+      return;
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("execution_id", id);
+    String status = doc.path("status").asText();
+    body.put("status", status);
+    if ("SUCCEEDED".equals(status)) {
+      body.put("output", doc.get("output"));
+    } else {
+      body.put("error", doc.get("error"));
+      body.put("cause", doc.get("cause"));
+    }
+    JsonHttp.send(response, callback, HttpStatus.OK_200, body);
+  }
+
+  private static Map<String, Object> running(String id) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("execution_id", id);
+    body.put("status", "RUNNING");
+    return body;
+  }
+
+  private AppMetadata application(String app) throws Refused {
+    try {
+      Names.requireApp(app);
+    } catch (IllegalArgumentException e) {
+      throw new Refused(
+          HttpStatus.NOT_FOUND_404, "no application '" + app + "': " + e.getMessage());
+    }
+    Optional<AppMetadata> metadata;
+    try {
+      metadata = catalog.find(app);
+    } catch (LocalBusException e) {
+      throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
+    } catch (IllegalStateException e) {
+      throw new Refused(HttpStatus.INTERNAL_SERVER_ERROR_500, e.getMessage());
+    }
+    return metadata.orElseThrow(
+        () -> new Refused(HttpStatus.NOT_FOUND_404, "no application '" + app + "' is deployed"));
+  }
+
+  private static boolean mode(String mode) throws Refused {
+    if (mode == null || "sync".equals(mode)) {
+      return true;
+    }
+    if ("async".equals(mode)) {
+      return false;
+    }
+    throw new Refused(HttpStatus.BAD_REQUEST_400, "mode must be sync or async, got '" + mode + "'");
+  }
+
+  private static String workflow(AppMetadata app, String requested) throws Refused {
+    String workflows = String.join(", ", app.entryGrains().keySet());
+    if (requested == null || requested.isEmpty()) {
+      return app.defaultWorkflow()
+          .filter(app.entryGrains()::containsKey)
+          .orElseThrow(
+              () ->
+                  new Refused(
+                      HttpStatus.BAD_REQUEST_400,
+                      "application '"
+                          + app.name()
+                          + "' has no default workflow; name one with"
+                          + " ?workflow= (workflows: "
+                          + workflows
+                          + ")"));
+    }
+    if (!app.entryGrains().containsKey(requested)) {
+      throw new Refused(
+          HttpStatus.NOT_FOUND_404,
+          "application '"
+              + app.name()
+              + "' has no workflow '"
+              + requested
+              + "' (workflows: "
+              + workflows
+              + ")");
+    }
+    return requested;
+  }
+
+  private static Duration timeout(String text) throws Refused {
+    if (text == null) {
+      return DEFAULT_SYNC_TIMEOUT;
+    }
+    try {
+      int seconds = Integer.parseInt(text);
+      if (seconds >= 1 && seconds <= MAX_SYNC_TIMEOUT_S) {
+        return Duration.ofSeconds(seconds);
+      }
+    } catch (NumberFormatException e) {
+      // answered below with the same message as a number out of range
+    }
+    throw new Refused(
+        HttpStatus.BAD_REQUEST_400,
+        "timeout_s must be an integer 1.." + MAX_SYNC_TIMEOUT_S + ", got '" + text + "'");
+  }
+
+  /** The body limit: the frontend's, or the application's {@code limits.payload_kb} if lower. */
+  private int limit(AppMetadata app) {
+    int limit = maxPayloadBytes;
+    if (app.payloadKb().isPresent()) {
+      limit = (int) Math.min(limit, app.payloadKb().getAsInt() * 1024L);
+    }
+    return limit;
+  }
+
+  /** The input document as compact JSON; an empty body is {@code {}}. */
+  private static byte[] input(Request request, int limit) throws Refused {
+    long length = request.getLength();
+    if (length > limit) {
+      throw tooLarge(Long.toString(length), limit);
+    }
+    byte[] body;
+    try (InputStream in = Content.Source.asInputStream(request)) {
+      // one byte more than allowed tells an over-long body without reading all of it
+      body = in.readNBytes(limit + 1);
+    } catch (IOException e) {
+      throw new Refused(HttpStatus.BAD_REQUEST_400, "cannot read the request body: " + e);
+    }
+    if (body.length > limit) {
+      throw tooLarge("more than " + limit, limit);
+    }
+    if (isBlank(body)) {
+      return "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+    try {
+      return JsonHttp.MAPPER.writeValueAsBytes(INPUT_READER.readTree(body));
+    } catch (JacksonException e) {
+      JsonLocation at = e.getLocation();
+      throw new Refused(
+          HttpStatus.BAD_REQUEST_400,
+          "request body is not JSON: "
+              + e.getOriginalMessage()
+              + (at == null
+                  ? ""
+                  : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"));
+    } catch (IOException e) {
+      throw new Refused(HttpStatus.BAD_REQUEST_400, "request body is not JSON: " + e.getMessage());
+    }
+  }
+
+  private static Refused tooLarge(String size, int limit) {
+    return new Refused(
+        HttpStatus.PAYLOAD_TOO_LARGE_413,
+        "request body of "
+            + size
+            + " bytes exceeds the limit of "
+            + limit
+            + " bytes; pass large data through the data layer");
+  }
+
+  private static boolean isBlank(byte[] body) {
+    for (byte b : body) {
+      if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+        return false;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,126 @@
+package dev.sand.frontend;
+
+import dev.sand.bus.EventCodec;
+import dev.sand.bus.Names;
+import dev.sand.bus.Queues;
+import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.thrift.EventFlag;
+import dev.sand.bus.thrift.EventKind;
+import dev.sand.bus.thrift.EventMessage;
+import io.lettuce.core.ScriptOutputType;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * Puts invocations on the local bus (decision 0004): the RUNNING status document, the host agent's
+ * backup copy (flag PROCESSING) and the INVOKE event on the entry grain's queue, in that order.
+ *
+ * <p>The three writes run as one Lua script, so they are atomic and ordered: no worker can take the
+ * event before its backup and status exist, and a failed call leaves nothing half-written.
+ * Thread-safe; {@link #submit} blocks on one Redis round trip.
+ */
+final class Invoker {
+  /** How long Redis keeps an execution's status document (Cassandra keeps it longer). */
+  static final Duration RESULT_TTL = Duration.ofHours(1);
+
+  private static final byte[] SCRIPT =
+      """
+      redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+      redis.call('LPUSH', KEYS[2], ARGV[3])
+      redis.call('LPUSH', KEYS[3], ARGV[4])
+      return 1
+      """
+          .getBytes(StandardCharsets.UTF_8);
+
+  private final RedisLocalBus bus;
+  private final String hostId;
+  private final String frontendId;
+  private final Clock clock;
+
+  /**
+   * @param hostId this host (the event's {@code host}; names the agent queue)
+   * @param frontendId this frontend ({@code reply_to} of synchronous invocations)
+   */
+  Invoker(RedisLocalBus bus, String hostId, String frontendId, Clock clock) {
+    this.bus = bus;
+    this.hostId = Names.requireHostId(hostId);
+    this.frontendId = Names.requireHostId(frontendId);
+    this.clock = clock;
+  }
+
+  /** A new execution id: a random UUID as 32 hex digits. */
+  static String newId() {
+    return UUID.randomUUID().toString().replace("-", "");
+  }
+
+  /**
+   * Queues {@code invocation}.
+   *
+   * @throws dev.sand.bus.redis.LocalBusException when Redis refuses or is unreachable
+   */
+  void submit(Invocation invocation) {
+    long now = clock.millis();
+    EventMessage event = event(invocation, now);
+    EventMessage backup = event.deepCopy().setFlag(EventFlag.PROCESSING);
+    byte[][] keys = {
+      bytes(Queues.result(invocation.executionId())),
+      bytes(Queues.agent(hostId)),
+      bytes(Queues.grain(invocation.app(), invocation.entryGrain()))
+    };
+    byte[][] values = {
+      running(invocation, now),
+      bytes(Long.toString(RESULT_TTL.toMillis())),
+      EventCodec.encode(backup),
+      EventCodec.encode(event)
+    };
+    bus.call(
+        "EVAL (status, agent copy, INVOKE) for execution '" + invocation.executionId() + "'",
+        c -> c.<Long>eval(SCRIPT, ScriptOutputType.INTEGER, keys, values));
+  }
+
+  /** The INVOKE event of {@code invocation}, made at {@code nowMs}. */
+  EventMessage event(Invocation invocation, long nowMs) {
+    return new EventMessage()
+        .setKind(EventKind.INVOKE)
+        .setFlag(EventFlag.QUEUED)
+        .setExecution_id(invocation.executionId())
+        .setEvent_id(newId())
+        .setApp(invocation.app())
+        .setWorkflow(invocation.workflow())
+        .setTarget_grain(invocation.entryGrain())
+        .setSource_grain("")
+        .setPayload(invocation.input())
+        .setToken("")
+        .setCreated_ms(nowMs)
+        .setDeadline_ms(0)
+        .setAttempt(0)
+        .setHost(hostId)
+        .setReply_to(invocation.sync() ? frontendId : "")
+        .setError("")
+        .setCause("")
+        .setHeaders(new HashMap<>());
+  }
+
+  private static byte[] running(Invocation invocation, long nowMs) {
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("execution_id", invocation.executionId());
+    doc.put("app", invocation.app());
+    doc.put("workflow", invocation.workflow());
+    doc.put("status", "RUNNING");
+    doc.put("started_ms", nowMs);
+    try {
+      return JsonHttp.MAPPER.writeValueAsBytes(doc);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialize a map of strings and numbers", e);
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+}
