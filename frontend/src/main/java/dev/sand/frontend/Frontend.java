@@ -83,7 +83,7 @@ public final class Frontend implements AutoCloseable {
     }
     frontendId = Names.requireHostId("fe-" + connector.getLocalPort());
     try {
-      bus = RedisLocalBus.connect(config.redis().socket(), REDIS_TIMEOUT);
+      bus = RedisLocalBus.connect(config.redis(), REDIS_TIMEOUT);
     } catch (LocalBusException e) {
       closeConnector();
       throw new IllegalStateException("frontend " + frontendId + ": " + e.getMessage(), e);
