@@ -80,14 +80,17 @@ class SandClient:
         """Upload and deploy; calls ``on_progress`` with each progress line; returns the app.
 
         ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend."""
-        response = self._session.post(
-            f"{self._base}/v1/apps",
-            params={"backend": backend} if backend else None,
-            data=pack_app(app_dir),
-            headers={"Content-Type": "application/x-tar"},
-            stream=True,
-            timeout=self._timeout_s,
-        )
+        try:
+            response = self._session.post(
+                f"{self._base}/v1/apps",
+                params={"backend": backend} if backend else None,
+                data=pack_app(app_dir),
+                headers={"Content-Type": "application/x-tar"},
+                stream=True,
+                timeout=self._timeout_s,
+            )
+        except requests.ConnectionError as exc:
+            raise _unreachable(self._base) from exc
         if response.status_code >= 400 and "ndjson" not in response.headers.get("Content-Type", ""):
             raise _error(response)
         last: dict[str, Any] = {}
@@ -142,12 +145,14 @@ class SandClient:
                 timeout=self._timeout_s,
             )
         except requests.ConnectionError as exc:
-            raise SandApiError(
-                0, f"cannot reach SAND at {self._base} (is `sand up` running?)"
-            ) from exc
+            raise _unreachable(self._base) from exc
         if response.status_code >= 400:
             raise _error(response)
         return response.json() if response.content else None
+
+
+def _unreachable(base: str) -> SandApiError:
+    return SandApiError(0, f"cannot reach SAND at {base} (is `sand up` running?)")
 
 
 def _lines(response: requests.Response) -> Iterator[dict[str, Any]]:

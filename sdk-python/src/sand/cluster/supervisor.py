@@ -184,6 +184,9 @@ class Supervisor:
         for spec in specs:
             for port in spec.ports:
                 with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                    # As the servers themselves do: connections of a previous run in
+                    # TIME-WAIT must not count as "in use", only a listener does.
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                     try:
                         probe.bind(("127.0.0.1", port))
                     except OSError:
