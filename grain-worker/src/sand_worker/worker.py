@@ -16,6 +16,7 @@ failed task, so no event that was taken is lost silently.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import json
 import os
@@ -213,6 +214,12 @@ class GrainWorker:
         code = 70
         try:
             prepare_child_process()
+            # The instance has a process group of its own (so the deadline kill reaches
+            # what it spawns), so a kill of the sandbox's group misses it: tie its life
+            # to the worker's instead, or an orphan would take events nobody reports.
+            _die_with_parent()
+            if os.getppid() != parent_pid:
+                os._exit(0)
             client = connect(self._config)
             handler = EventHandler(self._grain, self._config, client)
 
@@ -233,7 +240,13 @@ class GrainWorker:
                 if os.getppid() != parent_pid:
                     os._exit(0)
             raw = item[1]
-            send(TOOK, raw)
+            try:
+                send(TOOK, raw)
+            except BrokenPipeError:
+                # The worker died between our BRPOP and now: hand the event back to the
+                # front of the queue (BRPOP takes from the right) for the next instance.
+                client.rpush(self._queue, raw)
+                os._exit(0)
             handler.handle(
                 raw,
                 on_task=lambda token, timeout_s: send(
@@ -249,6 +262,16 @@ class GrainWorker:
                 with contextlib.suppress(BaseException):
                     stream.flush()
             os._exit(code)
+
+
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent() -> None:
+    """Have the kernel SIGKILL this process when its parent exits (Linux prctl)."""
+    if _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
 
 
 def _log(grain: str, message: str, **fields: object) -> None:

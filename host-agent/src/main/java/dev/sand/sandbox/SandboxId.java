@@ -14,6 +14,9 @@ public record SandboxId(String value) {
 
   @Override
   public String toString() {
-    return value.length() > 12 ? value.substring(0, 12) : value;
+    // Docker's 64-hex ids read best in their short form, as `docker ps` shows them
+    return value.length() == 64 && value.chars().allMatch(c -> Character.digit(c, 16) >= 0)
+        ? value.substring(0, 12)
+        : value;
   }
 }

@@ -1,0 +1,22 @@
+"""Fails as the input asks: raise, run past the deadline, exit, segfault, or return too much."""
+
+import os
+import signal
+import time
+
+
+def handle(event, context):
+    how = event.get("how")
+    if how == "raise":
+        raise KeyError("no such thing: " + str(event.get("what")))
+    if how == "sleep":
+        time.sleep(float(event.get("seconds", 60)))
+    if how == "exit":
+        os._exit(int(event.get("status", 3)))
+    if how == "segfault":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if how == "big":
+        return {"blob": "x" * int(event.get("bytes", 100_000))}
+    if how == "slow-ok":
+        time.sleep(float(event.get("seconds", 1)))
+    return {"ok": True, "attempt_pid": os.getpid()}

@@ -1,0 +1,288 @@
+"""Deploy and invoke on the real stack: every example on both sandbox backends, load,
+every error case of the invocation path, isolation between applications, and a
+sandbox that dies in the middle of an execution."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import docker
+import psutil
+import pytest
+import requests
+from sand.client import Execution, SandApiError, SandClient
+from sand.cluster.config import ClusterConfig
+from sand.cluster.supervisor import Supervisor
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+TEST_APPS = Path(__file__).resolve().parent / "apps"
+BACKENDS = ("docker", "process")
+
+
+@pytest.fixture(scope="module")
+def other_faults(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The faults app under another name, for tests that deploy it themselves while the
+    module's `faults` fixture holds the original."""
+    copy = tmp_path_factory.mktemp("apps") / "faults-b"
+    shutil.copytree(TEST_APPS / "faults", copy)
+    manifest = copy / "app.yaml"
+    manifest.write_text(manifest.read_text().replace("name: faults", "name: faults-b"))
+    return copy
+
+
+@pytest.fixture(scope="module")
+def client(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
+    return SandClient(cluster_config.gateway_url, timeout_s=120)
+
+
+@contextlib.contextmanager
+def deployed(client: SandClient, app_dir: Path, backend: str) -> Iterator[dict[str, Any]]:
+    app = client.deploy(app_dir, backend=backend)
+    try:
+        yield app
+    finally:
+        try:
+            client.undeploy(app["name"])
+        except SandApiError as exc:
+            # a test that redeployed and removed the same app already cleaned up
+            if exc.status != 404:
+                raise
+
+
+def example_case(name: str) -> tuple[str, Any, Any]:
+    expected = json.loads((EXAMPLES / name / "expected.json").read_text())
+    workflow, case = next(iter(expected.items()))
+    return workflow, case["input"], case["output"]
+
+
+def wait_result(client: SandClient, execution_id: str, timeout_s: float = 60) -> Execution:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = client.result(execution_id)
+        if result.status != "RUNNING" or time.monotonic() > deadline:
+            return result
+        time.sleep(0.1)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("example", ["hello", "fanout", "image-pipeline", "asl-orders"])
+def test_example_givesExpectedOutput(client: SandClient, example: str, backend: str) -> None:
+    """Each bundled example, deployed on each backend, returns its expected output."""
+    workflow, payload, output = example_case(example)
+    with deployed(client, EXAMPLES / example, backend) as app:
+        assert app["backend"] == backend
+        assert set(app["workflows"]) >= {workflow}
+        execution = client.invoke(app["name"], payload, workflow=workflow)
+        assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+        assert execution.output == output
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_concurrentLoad_200InvocationsAt20_allCorrect(client: SandClient, backend: str) -> None:
+    """200 synchronous invocations, 20 at a time, each get their own correct output."""
+    with deployed(client, EXAMPLES / "hello", backend):
+
+        def call(i: int) -> Execution:
+            return client.invoke("hello", {"name": f"user {i}"})
+
+        with ThreadPoolExecutor(max_workers=20) as pool:
+            results = list(pool.map(call, range(200)))
+    for i, result in enumerate(results):
+        assert result.status == "SUCCEEDED", (i, result.error, result.cause)
+        assert result.output == {
+            "name": f"User {i}",
+            "greeting": f"Hello, User {i}!",
+            "times_greeted": 1,
+        }
+    assert len({r.execution_id for r in results}) == 200
+
+
+@pytest.mark.timeout(120)
+def test_asyncInvocation_returnsIdAtOnce_resultLater(
+    client: SandClient, other_faults: Path
+) -> None:
+    """An asynchronous call answers with an id before the workflow ends; the result comes later."""
+    with deployed(client, other_faults, "process"):
+        started = time.monotonic()
+        execution = client.invoke("faults-b", {"how": "slow-ok", "seconds": 1.5}, wait=False)
+        assert time.monotonic() - started < 1.0
+        assert client.result(execution.execution_id).status == "RUNNING"
+        final = wait_result(client, execution.execution_id)
+    assert final.status == "SUCCEEDED"
+    assert final.output["ok"] is True
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def faults(request: pytest.FixtureRequest, client: SandClient) -> Iterator[str]:
+    with deployed(client, TEST_APPS / "faults", request.param):
+        yield request.param
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("payload", "error", "cause"),
+    [
+        ({"how": "raise", "what": "w"}, "KeyError", "no such thing: w"),
+        ({"how": "sleep", "seconds": 30}, "States.Timeout", "timeout of 2 s"),
+        ({"how": "exit", "status": 3}, "States.TaskFailed", "exited with status 3"),
+        ({"how": "segfault"}, "States.TaskFailed", "killed by signal SIGSEGV"),
+        ({"how": "big", "bytes": 50_000}, "States.DataLimitExceeded", ""),
+    ],
+    ids=["raise", "timeout", "exit", "segfault", "output-too-large"],
+)
+def test_failingGrain_failsExecutionWithExplainedError(
+    client: SandClient, faults: str, payload: dict[str, Any], error: str, cause: str
+) -> None:
+    """A grain that raises, overruns, exits, crashes or returns too much fails the execution
+    with the error's name and a cause that says what happened."""
+    started = time.monotonic()
+    execution = client.invoke("faults", payload)
+    assert execution.status == "FAILED"
+    assert execution.error == error, execution.cause
+    assert cause in (execution.cause or "")
+    if payload["how"] == "sleep":
+        # killed at its 2 s deadline (plus grace), not left to sleep 30 s
+        assert time.monotonic() - started < 10
+
+
+@pytest.mark.timeout(60)
+def test_failingGrain_tracebackIsInLogs(client: SandClient, faults: str) -> None:
+    """The traceback of a grain that raised is in `sand logs`."""
+    client.invoke("faults", {"how": "raise", "what": "logged-thing"})
+    deadline = time.monotonic() + 10
+    while "logged-thing" not in client.logs("faults") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    logs = client.logs("faults")
+    assert "Traceback" in logs and "KeyError" in logs and "logged-thing" in logs
+
+
+@pytest.mark.timeout(60)
+def test_invoke_errorsOfTheRequest(
+    client: SandClient, cluster_config: ClusterConfig, other_faults: Path
+) -> None:
+    """Unknown app or workflow: 404; payload over the app's limit: 413; body not JSON: 400."""
+    with deployed(client, other_faults, "process"):
+        with pytest.raises(SandApiError) as unknown_app:
+            client.invoke("no-such-app", {})
+        assert unknown_app.value.status == 404
+        with pytest.raises(SandApiError) as unknown_workflow:
+            client.invoke("faults-b", {}, workflow="nope")
+        assert unknown_workflow.value.status == 404
+        assert "nope" in str(unknown_workflow.value)
+        with pytest.raises(SandApiError) as too_big:
+            client.invoke("faults-b", {"how": "ok", "pad": "x" * 40_000})
+        assert too_big.value.status == 413
+        response = requests.post(
+            f"{cluster_config.gateway_url}/v1/apps/faults-b/invoke",
+            data=b'{"how": ',
+            headers={"Content-Type": "application/json"},
+            timeout=30,
+        )
+        assert response.status_code == 400
+        assert "error" in response.json()
+
+
+@pytest.mark.timeout(120)
+def test_deploy_invalidApp_isRefusedNamingFileAndField(
+    client: SandClient, tmp_path: Path
+) -> None:
+    """A deploy of an invalid app is refused with problems that name the file and field;
+    an app already deployed under that name keeps running."""
+    with deployed(client, EXAMPLES / "hello", "process"):
+        broken = tmp_path / "hello"
+        shutil.copytree(EXAMPLES / "hello", broken)
+        (broken / "app.yaml").write_text(
+            "name: hello\ngrains:\n  normalize: grains/missing.py\nworkflows:\n"
+            "  main: workflows/main.yaml\n"
+        )
+        with pytest.raises(SandApiError) as refused:
+            client.deploy(broken)
+        assert refused.value.status == 400
+        assert "app.yaml" in str(refused.value) and "missing.py" in str(refused.value)
+        still = client.invoke("hello", {"name": "still here"})
+        assert still.status == "SUCCEEDED"
+
+
+@pytest.mark.timeout(120)
+def test_apps_listDescribeUndeploy(client: SandClient) -> None:
+    """Listing shows a deployed app with its state; after undeploy it is gone and 404s."""
+    with deployed(client, EXAMPLES / "fanout", "process"):
+        listed = {a["name"]: a for a in client.apps()}
+        assert listed["fanout"]["state"].startswith("running")
+        described = client.app("fanout")
+        assert set(described["grains"]) == {"split", "letters", "words", "longest", "report"}
+        assert described["workflows"]["main"]["entry_grain"] == "split"
+    assert "fanout" not in {a["name"] for a in client.apps()}
+    with pytest.raises(SandApiError) as gone:
+        client.invoke("fanout", {"text": "a b"})
+    assert gone.value.status == 404
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_isolation_appCannotReachAnotherAppsKeys(
+    client: SandClient, backend: str, other_faults: Path
+) -> None:
+    """A grain with its sandbox's Redis login cannot read or write another application's
+    queues, data or results, and cannot log in as the default user."""
+    with (
+        deployed(client, other_faults, "process"),
+        deployed(client, TEST_APPS / "spy", backend),
+    ):
+        report = client.invoke("spy", {"victim": "faults-b"})
+    assert report.status == "SUCCEEDED", report.cause
+    attempts = dict(report.output)
+    assert attempts.pop("own_data").startswith("allowed")
+    assert attempts == dict.fromkeys(attempts, "denied")
+
+
+def _kill_sandbox(config: ClusterConfig, app: str, backend: str) -> None:
+    if backend == "docker":
+        engine = docker.DockerClient(base_url=config.docker_url)
+        try:
+            (container,) = engine.containers.list(filters={"label": f"dev.sand.app={app}"})
+            container.kill()
+        finally:
+            engine.close()
+        return
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info.get("cmdline") or []
+        with contextlib.suppress(psutil.Error):
+            if cmdline[-2:] == ["-m", "sand_worker"] and process.environ().get("SAND_APP") == app:
+                os.killpg(process.pid, signal.SIGKILL)
+                return
+    raise AssertionError(f"no sandbox process of {app}")
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sandboxDies_isRestarted_executionRetriedNotLost(
+    client: SandClient, cluster_config: ClusterConfig, backend: str, other_faults: Path
+) -> None:
+    """When the sandbox dies mid-execution, the agent restarts it, says so in the logs, and the
+    execution that was inside it is run again and succeeds: nothing is lost silently."""
+    with deployed(client, other_faults, backend):
+        execution = client.invoke("faults-b", {"how": "slow-ok", "seconds": 1.5}, wait=False)
+        time.sleep(0.7)
+        _kill_sandbox(cluster_config, "faults-b", backend)
+        final = wait_result(client, execution.execution_id, timeout_s=90)
+        assert final.status == "SUCCEEDED", (final.error, final.cause)
+        assert final.output["ok"] is True
+        logs = client.logs("faults-b")
+        assert "restarting" in logs and "re-queued" in logs
+        after = client.invoke("faults-b", {"how": "ok"})
+        assert after.status == "SUCCEEDED"
