@@ -197,9 +197,7 @@ def test_invoke_errorsOfTheRequest(
 
 
 @pytest.mark.timeout(120)
-def test_deploy_invalidApp_isRefusedNamingFileAndField(
-    client: SandClient, tmp_path: Path
-) -> None:
+def test_deploy_invalidApp_isRefusedNamingFileAndField(client: SandClient, tmp_path: Path) -> None:
     """A deploy of an invalid app is refused with problems that name the file and field;
     an app already deployed under that name keeps running."""
     with deployed(client, EXAMPLES / "hello", "process"):
