@@ -69,9 +69,7 @@ def docker_ping(socket_path: Path, timeout_s: float = 2.0) -> Probe:
     return probe
 
 
-def redis_ping(
-    socket_path: Path, password: Callable[[], str], timeout_s: float = 1.0
-) -> Probe:
+def redis_ping(socket_path: Path, password: Callable[[], str], timeout_s: float = 1.0) -> Probe:
     def probe() -> str | None:
         import redis
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import subprocess
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +19,8 @@ from sand.cluster import probes
 from sand.cluster.config import ClusterConfig
 
 KAFKA_MAIN = "kafka.Kafka"
+# SAND's own Python packages, relative to the checkout, that grain workers import.
+SANDBOX_SOURCE_DIRS = ("sdk-python/src", "workflows/src", "grain-worker/src", "local-bus/gen-py")
 KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool"
 CASSANDRA_MAIN = "org.apache.cassandra.service.CassandraDaemon"
 
@@ -100,10 +102,7 @@ def write_cluster_json(config: ClusterConfig) -> Path:
             "backend": config.sandbox_backend,
             "base_image": config.base_image,
             "python": sys.executable,
-            "source_dirs": [
-                str(config.home / part)
-                for part in ("sdk-python/src", "workflows/src", "grain-worker/src", "local-bus/gen-py")
-            ],
+            "source_dirs": [str(config.home / part) for part in SANDBOX_SOURCE_DIRS],
             "site_dir": str(config.home / "build" / "sandbox-site"),
             "cpus": config.sandbox_cpus,
             "pids_limit": config.sandbox_pids_limit,
