@@ -192,10 +192,12 @@ class EventHandler:
                     },
                 )
                 encoded = encode(event)
-                pipe.lpush(keys.queue_key(self._config.app, action.grain), encoded)
                 if self._config.backup:
+                    # The backup goes first, so the agent knows of the event before any
+                    # instance can take it (and before its FINISHED copy can exist).
                     event.flag = EventFlag.PROCESSING
                     pipe.lpush(agent, encode(event))
+                pipe.lpush(keys.queue_key(self._config.app, action.grain), encoded)
             elif isinstance(action, TimerCall):
                 due_ms = now_ms() + int(action.delay_s * 1000)
                 timer = new_event(
