@@ -21,8 +21,8 @@ status:
 	@$(SAND) status
 
 lint: setup
-	$(VENV)/bin/ruff check sdk-python workflows grain-worker tests
-	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests
+	$(VENV)/bin/ruff check sdk-python workflows grain-worker tests bench
+	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests bench
 	$(VENV)/bin/mypy sdk-python/src workflows/src grain-worker/src
 	mvn -q -B spotless:check
 

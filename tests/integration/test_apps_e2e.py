@@ -284,3 +284,66 @@ def test_sandboxDies_isRestarted_executionRetriedNotLost(
         assert "restarting" in logs and "re-queued" in logs
         after = client.invoke("faults-b", {"how": "ok"})
         assert after.status == "SUCCEEDED"
+
+
+@pytest.mark.timeout(120)
+def test_execution_isBackedUpToKafka_andRecordedInCassandra(
+    client: SandClient, cluster_config: ClusterConfig
+) -> None:
+    """A finished execution's result reaches the global bus (sand.results) and the global
+    data layer (sand.executions); each grain's event is backed up on its topic with the
+    PROCESSING and FINISHED flags."""
+    from cassandra.cluster import Cluster
+    from confluent_kafka import Consumer, TopicPartition
+    from sand_bus.ttypes import EventFlag, EventKind
+    from sand_worker.bus import decode
+
+    with deployed(client, EXAMPLES / "hello", "process"):
+        execution = client.invoke("hello", {"name": "backed up"})
+    assert execution.status == "SUCCEEDED"
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster_config.kafka_bootstrap,
+            "group.id": f"test-{execution.execution_id}",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 50,
+        }
+    )
+    seen: dict[str, set[int]] = {}
+    try:
+        topics = ["sand.results", "sand.hello.normalize", "sand.hello.greet", "sand.hello.shout"]
+        consumer.assign([TopicPartition(t, p, 0) for t in topics for p in range(4)])
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(seen) < len(topics):
+            message = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            if message.key() != execution.execution_id.encode():
+                continue
+            event = decode(message.value())
+            seen.setdefault(message.topic(), set()).add(
+                event.kind if message.topic() == "sand.results" else event.flag
+            )
+    finally:
+        consumer.close()
+    assert seen.get("sand.results") == {EventKind.RESULT}
+    for grain in ("normalize", "greet", "shout"):
+        assert seen.get(f"sand.hello.{grain}") == {EventFlag.PROCESSING, EventFlag.FINISHED}
+
+    cluster = Cluster(["127.0.0.1"], port=cluster_config.ports.cassandra_cql)
+    try:
+        session = cluster.connect("sand")
+        deadline = time.monotonic() + 30
+        row = None
+        while row is None and time.monotonic() < deadline:
+            row = session.execute(
+                "SELECT status, output FROM executions WHERE execution_id = %s",
+                (execution.execution_id,),
+            ).one()
+            time.sleep(0.2)
+    finally:
+        cluster.shutdown()
+    assert row is not None
+    assert row.status == "SUCCEEDED"
+    assert json.loads(row.output) == execution.output

@@ -82,6 +82,7 @@ public final class HostAgent implements AutoCloseable {
   public record Clients(
       Supplier<RedisLocalBus> redis,
       Supplier<KafkaBridge> kafka,
+      Supplier<CassandraStore> cassandra,
       Supplier<SandboxRuntime> docker) {}
 
   private final ClusterConfig config;
@@ -162,7 +163,7 @@ public final class HostAgent implements AutoCloseable {
             },
             KafkaBridge::ping);
     dependencies.add(kafka);
-    dependencies.add(
+    Backend<CassandraStore> cassandra =
         new Backend<>(
             "cassandra",
             () -> CassandraStore.connect(config.cassandra(), REQUEST_TIMEOUT),
@@ -174,7 +175,8 @@ public final class HostAgent implements AutoCloseable {
                   + config.cassandra().keyspace()
                   + " ready";
             },
-            store -> "cassandra " + store.ping()));
+            store -> "cassandra " + store.ping());
+    dependencies.add(cassandra);
     Supplier<SandboxRuntime> dockerClient = () -> null;
     if (config.docker().enabled()) {
       Backend<SandboxRuntime> docker =
@@ -197,7 +199,7 @@ public final class HostAgent implements AutoCloseable {
         dependencies,
         Timing.DEFAULT,
         Clock.systemUTC(),
-        new Clients(redis::client, kafka::client, dockerClient));
+        new Clients(redis::client, kafka::client, cassandra::client, dockerClient));
   }
 
   /**
@@ -246,7 +248,9 @@ public final class HostAgent implements AutoCloseable {
               processes,
               wiring.clock(),
               JsonHttp.MAPPER);
-      loops = new EventLoops(config.hostId(), clients.redis(), clients.kafka(), created);
+      loops =
+          new EventLoops(
+              config.hostId(), clients.redis(), clients.kafka(), clients.cassandra(), created);
       loops.start();
       // the management API opens once the dependencies it needs are connected
       ready().thenRun(() -> deployer = created);

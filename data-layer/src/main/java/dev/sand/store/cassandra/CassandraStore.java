@@ -4,12 +4,15 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import dev.sand.config.CassandraConfig;
+import dev.sand.store.ExecutionRecord;
 import dev.sand.store.StoreException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.function.Consumer;
 
 /**
  * The global data layer's connection to Cassandra.
@@ -23,6 +26,7 @@ public final class CassandraStore implements AutoCloseable {
 
   private final CassandraConfig config;
   private final CqlSession session;
+  private volatile PreparedStatement insertExecution;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
     this.config = config;
@@ -104,6 +108,47 @@ public final class CassandraStore implements AutoCloseable {
       return row == null ? "unknown" : row.getString("release_version");
     } catch (DriverException e) {
       throw new StoreException("cassandra at " + config.contactPoint() + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Stores {@code record} in {@code executions} without waiting; {@code onError} is called (on a
+   * driver thread) when Cassandra does not take it. Prepares the statement on first use (blocking,
+   * once).
+   */
+  public void recordExecution(ExecutionRecord record, Consumer<Throwable> onError) {
+    try {
+      PreparedStatement insert = insertExecution;
+      if (insert == null) {
+        insert =
+            session.prepare(
+                "INSERT INTO "
+                    + config.keyspace()
+                    + "."
+                    + CassandraSchema.EXECUTIONS
+                    + " (execution_id, app, workflow, status, output, error, cause, finished_at)"
+                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+        insertExecution = insert;
+      }
+      session
+          .executeAsync(
+              insert.bind(
+                  record.executionId(),
+                  record.app(),
+                  record.workflow(),
+                  record.status(),
+                  record.output(),
+                  record.error(),
+                  record.cause(),
+                  record.finishedAt()))
+          .whenComplete(
+              (result, error) -> {
+                if (error != null) {
+                  onError.accept(error);
+                }
+              });
+    } catch (DriverException e) {
+      onError.accept(e);
     }
   }
 

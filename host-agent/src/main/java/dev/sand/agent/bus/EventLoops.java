@@ -1,5 +1,7 @@
 package dev.sand.agent.bus;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.EventCodec;
@@ -9,10 +11,14 @@ import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.store.ExecutionRecord;
+import dev.sand.store.cassandra.CassandraStore;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -52,11 +58,15 @@ public final class EventLoops implements AutoCloseable {
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
   private final Supplier<KafkaBridge> kafka;
+  private final Supplier<CassandraStore> cassandra;
   private final Deployer deployer;
   private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong backedUp = new AtomicLong();
   private final AtomicLong backupErrors = new AtomicLong();
   private final AtomicLong replayed = new AtomicLong();
+  private final AtomicLong recorded = new AtomicLong();
+  private final AtomicLong recordErrors = new AtomicLong();
+  private static final ObjectMapper MAPPER = new ObjectMapper();
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -64,10 +74,12 @@ public final class EventLoops implements AutoCloseable {
       String hostId,
       Supplier<RedisLocalBus> redis,
       Supplier<KafkaBridge> kafka,
+      Supplier<CassandraStore> cassandra,
       Deployer deployer) {
     this.hostId = hostId;
     this.redis = redis;
     this.kafka = kafka;
+    this.cassandra = cassandra;
     this.deployer = deployer;
   }
 
@@ -89,7 +101,9 @@ public final class EventLoops implements AutoCloseable {
         "in_flight", (long) inFlight.size(),
         "backed_up", backedUp.get(),
         "backup_errors", backupErrors.get(),
-        "replayed", replayed.get());
+        "replayed", replayed.get(),
+        "recorded", recorded.get(),
+        "record_errors", recordErrors.get());
   }
 
   // -- agent queue -------------------------------------------------------------------------------
@@ -127,6 +141,7 @@ public final class EventLoops implements AutoCloseable {
     String topic;
     if (event.getKind() == EventKind.RESULT || event.getKind() == EventKind.ERROR) {
       topic = Topics.RESULTS;
+      record(event);
     } else {
       if (event.getFlag() == EventFlag.PROCESSING) {
         inFlight.put(event.getEvent_id(), event);
@@ -157,6 +172,41 @@ public final class EventLoops implements AutoCloseable {
           }
         });
     backedUp.incrementAndGet();
+  }
+
+  /** Keeps the final result in the global data layer (Redis holds it for an hour only). */
+  private void record(EventMessage event) {
+    CassandraStore store = cassandra.get();
+    if (store == null) {
+      recordErrors.incrementAndGet();
+      return;
+    }
+    JsonNode doc;
+    try {
+      doc = MAPPER.readTree(event.getPayload());
+    } catch (IOException | RuntimeException e) {
+      doc = MAPPER.createObjectNode();
+    }
+    boolean ok = event.getKind() == EventKind.RESULT;
+    store.recordExecution(
+        new ExecutionRecord(
+            event.getExecution_id(),
+            event.getApp(),
+            event.getWorkflow(),
+            ok ? "SUCCEEDED" : "FAILED",
+            ok ? doc.path("output").toString() : null,
+            ok ? null : doc.path("error").asText(event.getError()),
+            ok ? null : doc.path("cause").asText(event.getCause()),
+            Instant.ofEpochMilli(event.getCreated_ms())),
+        error -> {
+          if (recordErrors.incrementAndGet() % 100 == 1) {
+            LOG.atWarn()
+                .addKeyValue("execution_id", event.getExecution_id())
+                .addKeyValue("error", error.toString())
+                .log("execution record not stored in cassandra");
+          }
+        });
+    recorded.incrementAndGet();
   }
 
   // -- timers ------------------------------------------------------------------------------------
