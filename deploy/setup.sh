@@ -90,6 +90,11 @@ else
   step thrift "ok"
 fi
 
+# The generated package (sand_bus) is importable from the venv, as SAND's own
+# packages are (editable installs): tests, the bench and tools import it.
+pth=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/sand-gen-py.pth
+[[ $(cat "$pth" 2>/dev/null) == "$root/local-bus/gen-py" ]] || echo "$root/local-bus/gen-py" >"$pth"
+
 # --- Java build ----------------------------------------------------------------
 jars=(host-agent/target/host-agent.jar frontend/target/frontend.jar)
 build=0
