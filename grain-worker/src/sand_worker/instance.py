@@ -71,6 +71,11 @@ class EventHandler:
             "global": RedisDataStore(client, config.app, "global"),
         }
 
+    @property
+    def client(self) -> redis.Redis:
+        """The Redis client (fork-safe: a child gets its own connection on first use)."""
+        return self._client
+
     def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> None:
         """Process one event end to end. ``on_task(token, timeout_s)`` is called before
         the grain runs, so that a parent can explain this task if the process dies."""

@@ -37,6 +37,9 @@ from sand_worker.bus import connect, warm_up
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
 
+# While an idle child remains, the worker waits this long after an event was taken
+# before it forks a replacement, unless the busy instances finish first.
+REFILL_DELAY_S = 0.05
 # An idle child wakes this often to notice that its parent is gone.
 BRPOP_TIMEOUT_S = 5
 READY_TTL_S = 10
@@ -68,6 +71,8 @@ class GrainWorker:
         self._children: dict[int, _Child] = {}
         self._stopping = False
         self._queue = keys.queue_key(config.app, grain.name)
+        self._handler: EventHandler | None = None
+        self._last_take = 0.0
 
     # -- parent ----------------------------------------------------------------------------
 
@@ -75,7 +80,10 @@ class GrainWorker:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, self._on_term)
         client = connect(self._config)
+        # Built once here and inherited by every child: workflow engines, stores and the
+        # client (redis-py's pool opens a fresh connection in a forked child).
         reporter = EventHandler(self._grain, self._config, client)
+        self._handler = reporter
         warm_up()
         # Objects alive now are never freed: keep the collector from touching
         # (and copying) their pages in every child.
@@ -101,6 +109,12 @@ class GrainWorker:
 
     def _fill_pool(self) -> None:
         idle = sum(1 for c in self._children.values() if c.event is None)
+        busy = len(self._children) - idle
+        if idle >= 1 and busy and self._clock() - self._last_take < REFILL_DELAY_S:
+            # A fork and the new child's set-up cost a few ms of CPU: on a 2-core host they
+            # would compete with the instance that just took an event. While an idle child
+            # is still waiting, refill once the busy ones are done (or after a short delay).
+            return
         while idle < self._config.prefork and len(self._children) < self._config.max_concurrency:
             self._fork()
             idle += 1
@@ -138,6 +152,7 @@ class GrainWorker:
             del child.buffer[: _FRAME.size + length]
             if kind == TOOK:
                 child.event = body
+                self._last_take = self._clock()
             elif kind == TASK:
                 task = json.loads(body)
                 child.token = task["token"]
@@ -220,16 +235,17 @@ class GrainWorker:
             _die_with_parent()
             if os.getppid() != parent_pid:
                 os._exit(0)
-            client = connect(self._config)
-            handler = EventHandler(self._grain, self._config, client)
+            assert self._handler is not None
+            handler = self._handler
+            client = handler.client
 
             def send(kind: bytes, body: bytes) -> None:
                 os.write(fd, _FRAME.pack(kind, len(body)) + body)
 
-            # Take the copy-on-write faults of the codec, JSON and connection pages now, while
-            # no event waits, instead of on the event's critical path.
+            # Open this child's connection (and log in) now, while no event waits. (Pre-
+            # touching the codec's pages here as well cost 4 ms of CPU per child on this
+            # kind of VM, more than it saved on the critical path; measured, then dropped.)
             client.ping()
-            warm_up()
 
             while True:
                 item = cast(
