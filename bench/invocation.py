@@ -8,7 +8,8 @@ machine is shared and noisy):
 - hop: end of grain `first` to start of grain `second` on the local bus, against a
   plain Redis LPUSH→BRPOP hop between two Python processes (no fork, no engine);
 - overhead: a one-grain synchronous invocation through nginx, total minus the grain's
-  own time, against GET /health through the same nginx and frontend;
+  own time, entering through the local bus (the default) and through the entry grain's
+  Kafka topic, against GET /health through the same nginx and frontend;
 - deploy: time to a deployed app with ready grain workers;
 - memory: unique memory (USS) of the app's sandbox processes with 0 and N calls in
   flight, and the increment per call.
@@ -123,6 +124,13 @@ def main() -> int:
             totals.append(total)
             overhead.append(total - grain)
             time.sleep(gap)
+        via_kafka: list[float] = []
+        for _ in range(args.n):
+            t0 = time.perf_counter()
+            response = session.post(f"{gateway}/v1/apps/hop/invoke?workflow=one&via=kafka", json={})
+            total = (time.perf_counter() - t0) * 1000
+            via_kafka.append(total - response.json()["output"]["grain_ms"])
+            time.sleep(gap)
         health: list[float] = []
         for _ in range(args.n):
             t0 = time.perf_counter()
@@ -160,6 +168,10 @@ def main() -> int:
     print(f"{'hop / baseline (p50)':<34} {pct(hops, 0.5) / pct(baseline, 0.5):8.2f}x")
     print(line("one-grain sync call, total", totals))
     print(line("one-grain sync call, overhead", overhead))
+    print(line("same, entering through Kafka", via_kafka))
+    print(
+        f"{'kafka entry / local entry (p50)':<34} {pct(via_kafka, 0.5) / pct(overhead, 0.5):8.2f}x"
+    )
     print(line("baseline: GET /health via nginx", health))
     print(f"{'deploy (sandbox ready)':<34} {deploy_s:8.2f} s")
     for row in memory:

@@ -347,3 +347,17 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
     assert row is not None
     assert row.status == "SUCCEEDED"
     assert json.loads(row.output) == execution.output
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_invokeViaKafka_sameOutputAsLocalEntry(client: SandClient, backend: str) -> None:
+    """An invocation that enters through the entry grain's Kafka topic (the host agent takes
+    it off the global bus) ends exactly as one through the local bus, sync and async."""
+    workflow, payload, output = example_case("fanout")
+    with deployed(client, EXAMPLES / "fanout", backend):
+        local = client.invoke("fanout", payload, workflow=workflow)
+        remote = client.invoke("fanout", payload, workflow=workflow, via="kafka")
+        queued = client.invoke("fanout", payload, workflow=workflow, via="kafka", wait=False)
+        later = wait_result(client, queued.execution_id)
+    assert local.output == remote.output == later.output == output

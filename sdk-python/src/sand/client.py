@@ -119,10 +119,21 @@ class SandClient:
         return str(self._json("GET", f"/v1/apps/{app}/logs?tail={tail}")["logs"])
 
     def invoke(
-        self, app: str, payload: Any, *, workflow: str | None = None, wait: bool = True
+        self,
+        app: str,
+        payload: Any,
+        *,
+        workflow: str | None = None,
+        wait: bool = True,
+        via: str | None = None,
     ) -> Execution:
-        """Run a workflow: wait for its result (``wait``) or return at once with its id."""
+        """Run a workflow: wait for its result (``wait``) or return at once with its id.
+
+        ``via="kafka"`` enters through the entry grain's Kafka topic instead of the local
+        bus (the paper's external path; slower, kept for comparison)."""
         params = {"mode": "sync" if wait else "async"}
+        if via:
+            params["via"] = via
         if workflow:
             params["workflow"] = workflow
         doc = self._json("POST", f"/v1/apps/{app}/invoke", params=params, body=payload)

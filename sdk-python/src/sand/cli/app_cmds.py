@@ -121,6 +121,12 @@ def apps(url: str | None, as_json: bool) -> None:
 @click.option("--input", "input_json", default=None, help="Input as a JSON document.")
 @click.option("--input-file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option("--async", "is_async", is_flag=True, help="Return the execution id at once.")
+@click.option(
+    "--via",
+    type=click.Choice(["local", "kafka"]),
+    default=None,
+    help="Entry path: the local bus (default) or the entry grain's Kafka topic.",
+)
 @url_option
 def invoke(
     app: str,
@@ -128,13 +134,14 @@ def invoke(
     input_json: str | None,
     input_file: Path | None,
     is_async: bool,
+    via: str | None,
     url: str | None,
 ) -> None:
     """Run a workflow of APP; print its output as one JSON line (exit 0), or
     {"Error", "Cause"} when it failed (exit 1)."""
     payload = _read_input(input_json, input_file)
     execution = _api_call(
-        lambda: _client(url).invoke(app, payload, workflow=workflow, wait=not is_async)
+        lambda: _client(url).invoke(app, payload, workflow=workflow, wait=not is_async, via=via)
     )
     if is_async:
         print(json.dumps({"execution_id": execution.execution_id}))

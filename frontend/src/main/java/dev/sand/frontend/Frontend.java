@@ -38,6 +38,7 @@ public final class Frontend implements AutoCloseable {
   private final PendingReplies pending = new PendingReplies();
   private volatile String frontendId;
   private RedisLocalBus bus;
+  private KafkaEntry kafkaEntry;
   private ReplyDispatcher dispatcher;
 
   private Frontend(ClusterConfig config, int port) {
@@ -92,7 +93,12 @@ public final class Frontend implements AutoCloseable {
     InvokeRoute invoke =
         new InvokeRoute(
             new AppCatalog(bus, System::nanoTime),
-            new Invoker(bus, config.hostId(), frontendId, Clock.systemUTC()),
+            new Invoker(
+                bus,
+                config.hostId(),
+                frontendId,
+                Clock.systemUTC(),
+                kafkaEntry = new KafkaEntry(config.kafka(), "sand-" + frontendId)),
             pending,
             config.frontend().maxPayloadBytes());
     Routes routes =
@@ -158,6 +164,10 @@ public final class Frontend implements AutoCloseable {
     if (dispatcher != null) {
       dispatcher.close();
       dispatcher = null;
+    }
+    if (kafkaEntry != null) {
+      kafkaEntry.close();
+      kafkaEntry = null;
     }
     if (bus != null) {
       bus.close();

@@ -12,6 +12,8 @@ import java.util.Objects;
  * @param entryGrain the grain that receives the INVOKE event ({@code workflows[W].entry_grain})
  * @param input the input document, compact UTF-8 JSON
  * @param sync whether this frontend waits for the result (sets {@code reply_to})
+ * @param viaKafka whether the event enters through the global bus (the entry grain's topic) instead
+ *     of the local bus
  */
 record Invocation(
     String executionId,
@@ -19,7 +21,8 @@ record Invocation(
     String workflow,
     String entryGrain,
     byte[] input,
-    boolean sync) {
+    boolean sync,
+    boolean viaKafka) {
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);

@@ -85,10 +85,17 @@ final class InvokeRoute {
       boolean sync = mode(query.getValue("mode"));
       String workflow = workflow(metadata, query.getValue("workflow"));
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
+      boolean viaKafka = via(query.getValue("via"));
       byte[] input = input(request, limit(metadata));
       invocation =
           new Invocation(
-              Invoker.newId(), app, workflow, metadata.entryGrains().get(workflow), input, sync);
+              Invoker.newId(),
+              app,
+              workflow,
+              metadata.entryGrains().get(workflow),
+              input,
+              sync,
+              viaKafka);
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
       return;
@@ -98,7 +105,7 @@ final class InvokeRoute {
     CompletableFuture<JsonNode> result = invocation.sync() ? pending.register(id, timeout) : null;
     try {
       invoker.submit(invocation);
-    } catch (LocalBusException e) {
+    } catch (LocalBusException | KafkaEntry.EntryException e) {
       pending.abandon(id);
       JsonHttp.error(
           response,
@@ -113,6 +120,7 @@ final class InvokeRoute {
         .addKeyValue("workflow", invocation.workflow())
         .addKeyValue("grain", invocation.entryGrain())
         .addKeyValue("mode", invocation.sync() ? "sync" : "async")
+        .addKeyValue("via", invocation.viaKafka() ? "kafka" : "local")
         .addKeyValue("input_bytes", invocation.input().length)
         .log("invocation queued");
     response.getHeaders().put(EXECUTION_HEADER, id);
@@ -167,6 +175,17 @@ final class InvokeRoute {
     }
     return metadata.orElseThrow(
         () -> new Refused(HttpStatus.NOT_FOUND_404, "no application '" + app + "' is deployed"));
+  }
+
+  /** {@code local} (default): the entry grain's local queue; {@code kafka}: its topic. */
+  private static boolean via(String via) throws Refused {
+    if (via == null || "local".equals(via)) {
+      return false;
+    }
+    if ("kafka".equals(via)) {
+      return true;
+    }
+    throw new Refused(HttpStatus.BAD_REQUEST_400, "via must be local or kafka, got '" + via + "'");
   }
 
   private static boolean mode(String mode) throws Refused {

@@ -3,6 +3,7 @@ package dev.sand.frontend;
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.Names;
 import dev.sand.bus.Queues;
+import dev.sand.bus.Topics;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
@@ -41,13 +42,15 @@ final class Invoker {
   private final String hostId;
   private final String frontendId;
   private final Clock clock;
+  private final KafkaEntry kafka;
 
   /**
    * @param hostId this host (the event's {@code host}; names the agent queue)
    * @param frontendId this frontend ({@code reply_to} of synchronous invocations)
    */
-  Invoker(RedisLocalBus bus, String hostId, String frontendId, Clock clock) {
+  Invoker(RedisLocalBus bus, String hostId, String frontendId, Clock clock, KafkaEntry kafka) {
     this.bus = bus;
+    this.kafka = kafka;
     this.hostId = Names.requireHostId(hostId);
     this.frontendId = Names.requireHostId(frontendId);
     this.clock = clock;
@@ -62,10 +65,21 @@ final class Invoker {
    * Queues {@code invocation}.
    *
    * @throws dev.sand.bus.redis.LocalBusException when Redis refuses or is unreachable
+   * @throws KafkaEntry.EntryException when the invocation goes through Kafka and the broker does
+   *     not acknowledge it
    */
   void submit(Invocation invocation) {
     long now = clock.millis();
     EventMessage event = event(invocation, now);
+    if (invocation.viaKafka()) {
+      // the host agent that takes it from the topic writes the PROCESSING copy
+      bus.set(Queues.result(invocation.executionId()), running(invocation, now), RESULT_TTL);
+      kafka.publish(
+          Topics.grain(invocation.app(), invocation.entryGrain()),
+          invocation.executionId(),
+          EventCodec.encode(event));
+      return;
+    }
     EventMessage backup = event.deepCopy().setFlag(EventFlag.PROCESSING);
     byte[][] keys = {
       bytes(Queues.result(invocation.executionId())),

@@ -3,6 +3,7 @@ package dev.sand.agent;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.bus.EventLoops;
 import dev.sand.bridge.kafka.KafkaBridge;
+import dev.sand.bridge.kafka.KafkaIngress;
 import dev.sand.bus.Topics;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
@@ -93,6 +94,7 @@ public final class HostAgent implements AutoCloseable {
   private final ProcessSandboxRuntime processes = new ProcessSandboxRuntime();
   private volatile Deployer deployer;
   private volatile EventLoops loops;
+  private volatile KafkaIngress ingress;
 
   private HostAgent(ClusterConfig config, Wiring wiring) {
     this.config = config;
@@ -252,8 +254,17 @@ public final class HostAgent implements AutoCloseable {
           new EventLoops(
               config.hostId(), clients.redis(), clients.kafka(), clients.cassandra(), created);
       loops.start();
-      // the management API opens once the dependencies it needs are connected
-      ready().thenRun(() -> deployer = created);
+      // the management API and the global-bus entry open once the dependencies are connected
+      ready()
+          .thenRun(
+              () -> {
+                deployer = created;
+                KafkaIngress consumer =
+                    new KafkaIngress(
+                        config.kafka(), config.hostId(), clients.redis(), created::isDeployed);
+                consumer.start();
+                ingress = consumer;
+              });
     }
   }
 
@@ -313,6 +324,10 @@ public final class HostAgent implements AutoCloseable {
    */
   @Override
   public void close() {
+    KafkaIngress entry = ingress;
+    if (entry != null) {
+      entry.close();
+    }
     EventLoops running = loops;
     if (running != null) {
       running.close();
