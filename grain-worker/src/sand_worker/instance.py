@@ -37,6 +37,7 @@ from sand_worker.bus import (
 )
 from sand_worker.config import WorkerConfig
 from sand_worker.store import RedisExecutionStore
+from sand_worker.trace import Trace
 
 log = logging.getLogger("sand.worker")
 
@@ -66,6 +67,7 @@ class EventHandler:
         self._engines = {
             name: Engine(spec.definition, store) for name, spec in grain.app.workflows.items()
         }
+        self._trace: Trace | None = None
         self._stores: Mapping[Scope, DataStore] = {
             "local": RedisDataStore(client, config.app, "local"),
             "global": RedisDataStore(client, config.app, "global"),
@@ -80,6 +82,12 @@ class EventHandler:
         """Process one event end to end. ``on_task(token, timeout_s)`` is called before
         the grain runs, so that a parent can explain this task if the process dies."""
         message = decode(raw)
+        self._trace = Trace.from_headers(
+            message.headers,
+            self._grain.name,
+            EventKind._VALUES_TO_NAMES.get(message.kind, "?"),
+            message.created_ms,
+        )
         engine = self._engine(message)
         pipe = self._client.pipeline(transaction=False)
         if message.kind == EventKind.TASK:
@@ -165,7 +173,11 @@ class EventHandler:
             potential_next=frozenset(state.potential_next if state is not None else ()),
             state=call.context,
         )
+        if self._trace is not None:
+            self._trace.started()
         result = invoke(self._grain.handler, invocation, self._stores)
+        if self._trace is not None:
+            self._trace.ended()
         if result.ok:
             return engine.task_succeeded(call.token, result.output, result.next_grains)
         if result.traceback:
@@ -194,6 +206,7 @@ class EventHandler:
                     headers={
                         CONTEXT_HEADER: json.dumps(action.context),
                         TIMEOUT_HEADER: "" if action.timeout_s is None else str(action.timeout_s),
+                        **(self._trace.headers() if self._trace is not None else {}),
                     },
                 )
                 encoded = encode(event)
@@ -225,6 +238,8 @@ class EventHandler:
             "workflow": source.workflow,
             "finished_ms": now_ms(),
         }
+        if self._trace is not None:
+            document["trace"] = self._trace.document()
         if isinstance(action, Finished):
             document.update(status="SUCCEEDED", output=action.output)
             kind = EventKind.RESULT

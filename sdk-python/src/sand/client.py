@@ -76,14 +76,20 @@ class SandClient:
         on_progress: Callable[[dict[str, Any]], None] | None = None,
         *,
         backend: str | None = None,
+        backups: bool = True,
     ) -> dict[str, Any]:
         """Upload and deploy; calls ``on_progress`` with each progress line; returns the app.
 
-        ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend."""
+        ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend.
+        ``backups=False`` deploys without the copies of every event for the global bus (only
+        to measure what they cost: such an app loses replay after a sandbox dies)."""
+        params = {"backend": backend} if backend else {}
+        if not backups:
+            params["backups"] = "off"
         try:
             response = self._session.post(
                 f"{self._base}/v1/apps",
-                params={"backend": backend} if backend else None,
+                params=params or None,
                 data=pack_app(app_dir),
                 headers={"Content-Type": "application/x-tar"},
                 stream=True,

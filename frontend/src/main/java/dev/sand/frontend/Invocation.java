@@ -22,7 +22,8 @@ record Invocation(
     String entryGrain,
     byte[] input,
     boolean sync,
-    boolean viaKafka) {
+    boolean viaKafka,
+    boolean trace) {
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);

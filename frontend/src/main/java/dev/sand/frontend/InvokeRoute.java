@@ -95,7 +95,8 @@ final class InvokeRoute {
               metadata.entryGrains().get(workflow),
               input,
               sync,
-              viaKafka);
+              viaKafka,
+              "1".equals(query.getValue("trace")));
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
       return;
@@ -147,6 +148,9 @@ final class InvokeRoute {
     } else {
       body.put("error", doc.get("error"));
       body.put("cause", doc.get("cause"));
+    }
+    if (doc.has("trace")) {
+      body.put("trace", doc.get("trace"));
     }
     JsonHttp.send(response, callback, HttpStatus.OK_200, body);
   }

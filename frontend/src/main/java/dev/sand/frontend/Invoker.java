@@ -12,8 +12,10 @@ import io.lettuce.core.ScriptOutputType;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 
@@ -117,7 +119,21 @@ final class Invoker {
         .setReply_to(invocation.sync() ? frontendId : "")
         .setError("")
         .setCause("")
-        .setHeaders(new HashMap<>());
+        .setHeaders(headers(invocation));
+  }
+
+  /** Tracing headers (sand_worker.trace) when the invocation asked for its timing. */
+  private static Map<String, String> headers(Invocation invocation) {
+    Map<String, String> headers = new HashMap<>();
+    if (invocation.trace()) {
+      headers.put("trace", "[]");
+      // epoch seconds with microseconds, the unit the grain instances use
+      Instant now = Instant.now();
+      headers.put(
+          "t_frontend_in",
+          String.format(Locale.ROOT, "%d.%06d", now.getEpochSecond(), now.getNano() / 1000));
+    }
+    return headers;
   }
 
   private static byte[] running(Invocation invocation, long nowMs) {

@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.agent.apps.DeployException;
+import dev.sand.agent.apps.DeployOptions;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.config.ConfigException;
 import dev.sand.config.SandboxConfig;
@@ -105,13 +106,19 @@ final class AppsHandler extends Handler.Abstract {
 
   private static void deploy(Deployer apps, Request request, Response response, Callback callback) {
     Optional<SandboxConfig.Backend> backend;
-    String wanted = Request.extractQueryParameters(request).getValue("backend");
+    Fields query = Request.extractQueryParameters(request);
+    String wanted = query.getValue("backend");
     try {
       backend =
           wanted == null ? Optional.empty() : Optional.of(SandboxConfig.Backend.parse(wanted));
     } catch (ConfigException e) {
       throw new DeployException(400, "backend must be docker or process, got '" + wanted + "'");
     }
+    String backups = query.getValue("backups");
+    if (backups != null && !backups.equals("on") && !backups.equals("off")) {
+      throw new DeployException(400, "backups must be on or off, got '" + backups + "'");
+    }
+    DeployOptions options = new DeployOptions(backend, !"off".equals(backups));
     byte[] archive = readBody(request);
     // Progress lines are held back until the app is valid, so that an invalid app gets a plain
     // 400 with its problems instead of a 200 stream that ends in failure.
@@ -121,7 +128,7 @@ final class AppsHandler extends Handler.Abstract {
       ObjectNode app =
           apps.deploy(
               archive,
-              backend,
+              options,
               progress -> {
                 Map<String, Object> line = new LinkedHashMap<>();
                 line.put("phase", progress.phase());

@@ -118,18 +118,17 @@ public final class Deployer implements AutoCloseable {
    * a deployed version of the same name. Blocking (up to a few minutes when requirements must be
    * installed); reports each phase to {@code progress}.
    *
-   * @param backend the backend to use, or empty for the configured default
+   * @param options the backend (empty for the configured default) and whether backups are on
    * @return the deployed app's metadata
    * @throws DeployException naming what is wrong; nothing of a failed deploy is left behind, and a
    *     previously deployed version keeps running unless the failure came after it was stopped
    */
-  public ObjectNode deploy(
-      byte[] archive, Optional<SandboxConfig.Backend> backend, Consumer<Progress> progress) {
+  public ObjectNode deploy(byte[] archive, DeployOptions options, Consumer<Progress> progress) {
     long started = clock.millis();
     Consumer<String> phase =
         name -> progress.accept(new Progress(name, (clock.millis() - started) / 1000.0));
     RedisLocalBus bus = requireRedis();
-    SandboxConfig.Backend chosen = backend.orElse(config.sandbox().backend());
+    SandboxConfig.Backend chosen = options.backend().orElse(config.sandbox().backend());
     SandboxRuntime runtime = runtimeFor(chosen);
     Path incoming = appsDir.resolve(".incoming-" + UUID.randomUUID());
     try {
@@ -139,21 +138,32 @@ public final class Deployer implements AutoCloseable {
       ObjectNode description = describer.describe(incoming);
       String name = description.path("name").asText();
       synchronized (lockOf(name)) {
-        return deployLocked(name, description, incoming, chosen, runtime, bus, phase);
+        return deployLocked(
+            name,
+            description,
+            incoming,
+            new Placement(chosen, runtime, options.backups()),
+            bus,
+            phase);
       }
     } finally {
       deleteTree(incoming);
     }
   }
 
+  /** Where and how the app's sandbox runs. */
+  private record Placement(
+      SandboxConfig.Backend backend, SandboxRuntime runtime, boolean backups) {}
+
   private ObjectNode deployLocked(
       String name,
       ObjectNode description,
       Path incoming,
-      SandboxConfig.Backend backend,
-      SandboxRuntime runtime,
+      Placement placement,
       RedisLocalBus bus,
       Consumer<String> phase) {
+    SandboxConfig.Backend backend = placement.backend();
+    SandboxRuntime runtime = placement.runtime();
     DeployedApp previous = apps.get(name);
     int version = previous == null ? 1 : previous.version() + 1;
     JsonNode requirements = description.path("requirements");
@@ -174,7 +184,8 @@ public final class Deployer implements AutoCloseable {
     createAclUser(bus, name, user, password);
     bus.delete(grains.stream().map(g -> Queues.ready(name, g)).toArray(String[]::new));
     phase.accept("starting the " + backend.wireName() + " sandbox");
-    SandboxSpec spec = sandboxSpec(name, dir, description, backend, user, password, grains.size());
+    SandboxSpec spec =
+        sandboxSpec(name, dir, description, placement, user, password, grains.size());
     SandboxId sandbox;
     try {
       sandbox = runtime.create(spec);
@@ -202,6 +213,7 @@ public final class Deployer implements AutoCloseable {
     ObjectNode metadata = description.deepCopy();
     metadata.put("version", version);
     metadata.put("backend", backend.wireName());
+    metadata.put("backups", placement.backups());
     metadata.put("host", config.hostId());
     metadata.put("deployed_at", Instant.now(clock).toString());
     bus.set(Queues.app(name), bytes(metadata), null);
@@ -390,11 +402,12 @@ public final class Deployer implements AutoCloseable {
       String name,
       Path dir,
       ObjectNode description,
-      SandboxConfig.Backend backend,
+      Placement placement,
       String user,
       String password,
       int grainCount) {
     SandboxConfig sandbox = config.sandbox();
+    SandboxConfig.Backend backend = placement.backend();
     JsonNode limits = description.path("limits");
     int memoryMb = limits.path("memory_mb").asInt(512);
     Map<String, String> env = new LinkedHashMap<>();
@@ -405,6 +418,7 @@ public final class Deployer implements AutoCloseable {
     env.put("SAND_MAX_CONCURRENCY", String.valueOf(limits.path("max_concurrency").asInt(64)));
     env.put("PYTHONDONTWRITEBYTECODE", "1");
     env.put("PYTHONUNBUFFERED", "1");
+    env.put("SAND_BACKUP", placement.backups() ? "1" : "0");
     Path site = dir.resolve(".sand-site");
     List<SandboxSpec.Mount> mounts = new ArrayList<>();
     List<String> command;
