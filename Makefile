@@ -6,7 +6,7 @@ PY    := $(VENV)/bin/python
 # The test suite runs its own cluster in its own state dir, on its own ports.
 TEST_STATE ?= $(CURDIR)/build/test-state
 
-.PHONY: setup run stop status test lint unit integration java-test clean
+.PHONY: setup run stop status test lint unit integration java-test bench clean
 
 setup:
 	@bash deploy/setup.sh
@@ -36,6 +36,17 @@ integration: setup
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration tests
 
 test: lint java-test unit integration
+
+# The benchmark suite: its peers (Celery, RQ, Ray) and plotting are installed only here,
+# so `make test` stays lean. FULL=1 runs the long profile.
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): deploy/bench-requirements.txt | setup
+	$(VENV)/bin/pip install -q -r deploy/bench-requirements.txt
+	touch $@
+
+bench: setup $(BENCH_STAMP)
+	$(SAND) up
+	$(PY) -m bench $(if $(FULL),--full,)
 
 clean:
 	-$(SAND) down

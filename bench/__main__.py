@@ -1,0 +1,246 @@
+"""`python -m bench [--full]` (what `make bench` runs): the whole benchmark suite on the
+running cluster, and docs/benchmarks.md with its plots.
+
+Quick profile by default (under 15 minutes on 2 cores); `--full` runs longer series.
+Every figure is a median and p99 over its series, with the baseline or peer it is
+compared against measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from sand.client import SandApiError
+from sand.cluster.config import load_config
+
+from bench import sand_series
+from bench.loadgen import percentile
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PLOTS = DOCS / "benchmarks"
+console = Console(stderr=True, highlight=False)
+
+
+@dataclass(frozen=True)
+class Profile:
+    hop_n: int
+    gap_s: float
+    per_level: int
+    rates: list[float]
+    rate_seconds: float
+    memory_levels: list[int]
+    pipeline_n: int
+    bursty_seconds: float
+    breakdown_n: int
+    sandbox_n: int
+    bus_n: int
+
+
+QUICK = Profile(300, 0.005, 200, [25, 50, 100, 150, 200, 300, 400], 5, [1, 5, 10, 20, 30, 40, 50],
+                20, 30, 200, 10, 300)  # fmt: skip
+SMOKE = Profile(20, 0.005, 16, [25, 50], 2, [1, 5], 3, 5, 10, 2, 20)
+FULL = Profile(1000, 0.005, 1000, [25, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1000], 15,
+               [1, 2, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50], 100, 120, 1000, 30, 1000)  # fmt: skip
+
+
+def step(name: str, run: Callable[[], Any], results: dict[str, Any], failures: list[str]) -> Any:
+    """Runs one measurement; a failure is reported in the document, not fatal to the rest."""
+    console.print(f"[bold]{name}[/bold]")
+    started = time.monotonic()
+    try:
+        value = run()
+        results[name] = value
+        return value
+    except Exception as exc:  # a benchmark that breaks must not lose the others' figures
+        failures.append(f"{name}: {type(exc).__name__}: {exc}")
+        console.print(f"[red]  failed: {exc}[/red]")
+        return None
+    finally:
+        console.print(f"[dim]  {time.monotonic() - started:.1f} s[/dim]")
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kb = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr
+    redis = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout
+    return {
+        "cpu": f"{os.cpu_count()} × {cpu}",
+        "memory": f"{mem_kb / 2**20:.1f} GiB",
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "java": java.splitlines()[0] if java else "?",
+        "redis": redis.split()[2] if redis else "?",
+        "kafka": "4.1 (KRaft, 1 broker)",
+        "cassandra": "5.0.5 (1 node)",
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--full", action="store_true", help="longer series (FULL=1)")
+    parser.add_argument("--smoke", action="store_true", help="tiny series, to check the harness")
+    parser.add_argument("--skip", default="", help="comma-separated steps to skip: micro,peers")
+    args = parser.parse_args()
+    profile = FULL if args.full else SMOKE if args.smoke else QUICK
+    skip = set(filter(None, args.skip.split(",")))
+    config = load_config()
+    cluster = sand_series.Cluster(config.gateway_url)
+    try:
+        cluster.client.apps()
+    except SandApiError as exc:
+        console.print(f"[red]the cluster is not reachable ({exc}); run `sand up` first[/red]")
+        return 2
+    results: dict[str, Any] = {}
+    failures: list[str] = []
+    started = time.monotonic()
+    image_input = json.loads((ROOT / "examples/image-pipeline/expected.json").read_text())["main"][
+        "input"
+    ]
+
+    if "micro" not in skip:
+        micro = importlib.import_module("bench.micro")
+        step("sandbox start", lambda: micro.sandbox_start(profile.sandbox_n), results, failures)
+        step(
+            "bus latency",
+            lambda: micro.bus_latency(profile.bus_n, profile.gap_s),
+            results,
+            failures,
+        )
+        step("versions", micro.versions, results, failures)
+
+    with cluster.deployed(sand_series.HOP_APP) as app:
+        sand_series.warm_up(cluster, app, "one")
+        step(
+            "hop",
+            lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+            results,
+            failures,
+        )
+        step(
+            "breakdown",
+            lambda: sand_series.breakdown(cluster, app, profile.breakdown_n, profile.gap_s),
+            results,
+            failures,
+        )
+        step(
+            "overhead by clients",
+            lambda: sand_series.overhead_by_clients(
+                cluster, app, [1, 2, 4, 8, 16], profile.per_level
+            ),
+            results,
+            failures,
+        )
+        step(
+            "throughput",
+            lambda: sand_series.throughput(cluster, app, profile.rates, profile.rate_seconds),
+            results,
+            failures,
+        )
+        step(
+            "memory",
+            lambda: sand_series.memory_by_concurrency(cluster, app, profile.memory_levels),
+            results,
+            failures,
+        )
+        step(
+            "bursty",
+            lambda: sand_series.bursty(cluster, app, 10, profile.bursty_seconds, 5),
+            results,
+            failures,
+        )
+    with cluster.deployed(sand_series.HOP_APP, backups=False) as app:
+        sand_series.warm_up(cluster, app, "one")
+        step(
+            "hop without backups",
+            lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+            results,
+            failures,
+        )
+    with cluster.deployed(sand_series.HOP_APP) as app:
+        sand_series.warm_up(cluster, app, "one", 20)
+        step(
+            "hop with backups (again)",
+            lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+            results,
+            failures,
+        )
+    with cluster.deployed(sand_series.PIPELINE_APP) as app:
+        sand_series.pipeline(cluster, app, image_input, 5)
+        step(
+            "pipeline sand",
+            lambda: sand_series.pipeline(cluster, app, image_input, profile.pipeline_n),
+            results,
+            failures,
+        )
+
+    if "peers" not in skip:
+        for name in ("celery", "rq", "ray"):
+            module = importlib.import_module(f"bench.peers.{name}_peer")
+            step(f"hop {name}", lambda m=module: m.measure_hop(profile.hop_n, profile.gap_s),
+                 results, failures)  # fmt: skip
+            step(f"pipeline {name}",
+                 lambda m=module: m.measure_pipeline(profile.pipeline_n, image_input),
+                 results, failures)  # fmt: skip
+            step(f"version {name}", module.version, results, failures)
+
+    elapsed = time.monotonic() - started
+    write(results, failures, profile, args.full, elapsed)
+    console.print(f"wrote {DOCS / 'benchmarks.md'} in {elapsed / 60:.1f} min")
+    return 0
+
+
+def write(
+    results: dict[str, Any], failures: list[str], profile: Profile, full: bool, elapsed: float
+) -> None:
+    from bench import document
+
+    PLOTS.mkdir(parents=True, exist_ok=True)
+    text = document.render(results, failures, profile, full, elapsed, machine(), PLOTS)
+    (DOCS / "benchmarks.md").write_text(text)
+    summary = {k: _summarise(v) for k, v in results.items()}
+    (PLOTS / "results.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+
+
+def _summarise(value: Any) -> Any:
+    if isinstance(value, list) and value and isinstance(value[0], float | int):
+        return {
+            "p50": percentile(value, 0.5),
+            "p99": percentile(value, 0.99),
+            "mean": statistics.fmean(value),
+            "n": len(value),
+        }
+    if isinstance(value, dict):
+        return {str(k): _summarise(v) for k, v in value.items()}
+    return value if isinstance(value, str | int | float) else str(type(value).__name__)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
