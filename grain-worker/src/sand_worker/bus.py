@@ -28,6 +28,9 @@ def connect(config: WorkerConfig) -> redis.Redis:
         username=config.redis_user,
         password=config.redis_password,
         socket_keepalive=True,
+        # no CLIENT SETINFO round trips on connect: every instance connects anew
+        lib_name=None,
+        lib_version=None,
     )
 
 

@@ -56,6 +56,7 @@ public final class EventLoops implements AutoCloseable {
   private static final long TIMER_TICK_MS = 25;
   private static final long WATCH_TICK_MS = 500;
   static final int MAX_ATTEMPTS = 3;
+  private static final int DRAIN_BATCH = 256;
 
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
@@ -123,7 +124,15 @@ public final class EventLoops implements AutoCloseable {
           taker = bus.taker();
         }
         Optional<byte[]> raw = taker.take(Queues.agent(hostId), TAKE_TIMEOUT);
-        raw.ifPresent(this::onAgentEvent);
+        if (raw.isPresent()) {
+          onAgentEvent(raw.get());
+          // each invocation leaves several copies here: take what else is waiting in one call
+          byte[] queue = Queues.agent(hostId).getBytes(StandardCharsets.UTF_8);
+          List<byte[]> more = bus.call("RPOP", c -> c.rpop(queue, DRAIN_BATCH));
+          if (more != null) {
+            more.forEach(this::onAgentEvent);
+          }
+        }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("agent queue loop error; retrying");
         if (taker != null) {

@@ -64,8 +64,9 @@ public final class KafkaIngress implements AutoCloseable {
     // and read it from its beginning, so an invocation published meanwhile is not skipped
     props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1000);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    // the default 500 ms would be added to every hop through Kafka (DESIGN.md)
-    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 5);
+    // The default 500 ms would be added to hops through Kafka (DESIGN.md), but every empty
+    // fetch costs the broker CPU: at 5 ms the idle broker used 16 % of a core, at 20 ms ~4 %.
+    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 20);
     // a dead host's partitions move after this; healthy hosts keep theirs during a rebalance
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000);
     props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1000);
