@@ -291,8 +291,8 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
     client: SandClient, cluster_config: ClusterConfig
 ) -> None:
     """A finished execution's result reaches the global bus (sand.results) and the global
-    data layer (sand.executions); each grain's event is backed up on its topic with the
-    PROCESSING and FINISHED flags."""
+    data layer (sand.executions); each grain's event is backed up on its backup topic with
+    the PROCESSING and FINISHED flags."""
     from cassandra.cluster import Cluster
     from confluent_kafka import Consumer, TopicPartition
     from sand_bus.ttypes import EventFlag, EventKind
@@ -312,7 +312,12 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
     )
     seen: dict[str, set[int]] = {}
     try:
-        topics = ["sand.results", "sand.hello.normalize", "sand.hello.greet", "sand.hello.shout"]
+        topics = [
+            "sand.results",
+            "sand.backup.hello.normalize",
+            "sand.backup.hello.greet",
+            "sand.backup.hello.shout",
+        ]
         consumer.assign([TopicPartition(t, p, 0) for t in topics for p in range(4)])
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(seen) < len(topics):
@@ -329,7 +334,10 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
         consumer.close()
     assert seen.get("sand.results") == {EventKind.RESULT}
     for grain in ("normalize", "greet", "shout"):
-        assert seen.get(f"sand.hello.{grain}") == {EventFlag.PROCESSING, EventFlag.FINISHED}
+        assert seen.get(f"sand.backup.hello.{grain}") == {
+            EventFlag.PROCESSING,
+            EventFlag.FINISHED,
+        }
 
     cluster = Cluster(["127.0.0.1"], port=cluster_config.ports.cassandra_cql)
     try:

@@ -7,7 +7,11 @@ package dev.sand.bus;
  *   <caption>Global bus topics</caption>
  *   <tr><th>topic</th><th>key</th><th>holds</th></tr>
  *   <tr><td>{@code sand.<app>.<grain>}</td><td>execution id</td>
- *       <td>events for a grain (cross-host hops and backups flagged PROCESSING/FINISHED)</td></tr>
+ *       <td>events delivered to a grain through the global bus (flag QUEUED); host agents
+ *       consume these</td></tr>
+ *   <tr><td>{@code sand.backup.<app>.<grain>}</td><td>execution id</td>
+ *       <td>backups of a grain's events, flagged PROCESSING then FINISHED (what recovery reads);
+ *       kept apart so that delivery consumers do not read every backup</td></tr>
  *   <tr><td>{@code sand.results}</td><td>execution id</td>
  *       <td>final RESULT/ERROR events, read by the frontends</td></tr>
  * </table>
@@ -25,7 +29,17 @@ public final class Topics {
   private Topics() {}
 
   /**
-   * The topic of {@code grain} of {@code app}: {@code sand.<app>.<grain>}.
+   * The backup topic of {@code grain} of {@code app}: {@code sand.backup.<app>.<grain>}. Three
+   * segments after the prefix, so it never equals a delivery topic, whatever the app is called.
+   *
+   * @throws IllegalArgumentException naming the value when a name breaks the rules of {@link Names}
+   */
+  public static String backup(String app, String grain) {
+    return PREFIX + "backup." + Names.requireApp(app) + "." + Names.requireGrain(grain);
+  }
+
+  /**
+   * The delivery topic of {@code grain} of {@code app}: {@code sand.<app>.<grain>}.
    *
    * @throws IllegalArgumentException naming the value when a name breaks the rules of {@link Names}
    */

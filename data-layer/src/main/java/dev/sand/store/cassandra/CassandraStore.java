@@ -4,6 +4,9 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
+import com.datastax.oss.driver.api.core.cql.BatchStatement;
+import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
+import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
@@ -12,6 +15,7 @@ import dev.sand.store.ExecutionRecord;
 import dev.sand.store.StoreException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -112,11 +116,15 @@ public final class CassandraStore implements AutoCloseable {
   }
 
   /**
-   * Stores {@code record} in {@code executions} without waiting; {@code onError} is called (on a
-   * driver thread) when Cassandra does not take it. Prepares the statement on first use (blocking,
-   * once).
+   * Stores {@code records} in {@code executions} as one unlogged batch, without waiting; {@code
+   * onError} is called (on a driver thread) when Cassandra does not take them. One request for many
+   * records: on a small host, Cassandra's cost is per request more than per row. Prepares the
+   * statement on first use (blocking, once).
    */
-  public void recordExecution(ExecutionRecord record, Consumer<Throwable> onError) {
+  public void recordExecutions(List<ExecutionRecord> records, Consumer<Throwable> onError) {
+    if (records.isEmpty()) {
+      return;
+    }
     try {
       PreparedStatement insert = insertExecution;
       if (insert == null) {
@@ -130,17 +138,21 @@ public final class CassandraStore implements AutoCloseable {
                     + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         insertExecution = insert;
       }
+      BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.UNLOGGED);
+      for (ExecutionRecord record : records) {
+        batch.addStatement(
+            insert.bind(
+                record.executionId(),
+                record.app(),
+                record.workflow(),
+                record.status(),
+                record.output(),
+                record.error(),
+                record.cause(),
+                record.finishedAt()));
+      }
       session
-          .executeAsync(
-              insert.bind(
-                  record.executionId(),
-                  record.app(),
-                  record.workflow(),
-                  record.status(),
-                  record.output(),
-                  record.error(),
-                  record.cause(),
-                  record.finishedAt()))
+          .executeAsync(batch.build())
           .whenComplete(
               (result, error) -> {
                 if (error != null) {

@@ -69,6 +69,8 @@ public final class EventLoops implements AutoCloseable {
   private final AtomicLong replayed = new AtomicLong();
   private final AtomicLong recorded = new AtomicLong();
   private final AtomicLong recordErrors = new AtomicLong();
+  // touched by the agent-queue thread only
+  private final List<ExecutionRecord> pendingRecords = new ArrayList<>();
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
@@ -124,7 +126,9 @@ public final class EventLoops implements AutoCloseable {
           taker = bus.taker();
         }
         Optional<byte[]> raw = taker.take(Queues.agent(hostId), TAKE_TIMEOUT);
-        if (raw.isPresent()) {
+        if (raw.isEmpty()) {
+          flushRecords();
+        } else {
           onAgentEvent(raw.get());
           // each invocation leaves several copies here: take what else is waiting in one call
           byte[] queue = Queues.agent(hostId).getBytes(StandardCharsets.UTF_8);
@@ -132,6 +136,7 @@ public final class EventLoops implements AutoCloseable {
           if (more != null) {
             more.forEach(this::onAgentEvent);
           }
+          flushRecords();
         }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("agent queue loop error; retrying");
@@ -162,7 +167,7 @@ public final class EventLoops implements AutoCloseable {
       topic =
           event.getTarget_grain() == null || event.getTarget_grain().isEmpty()
               ? Topics.RESULTS
-              : Topics.grain(event.getApp(), event.getTarget_grain());
+              : Topics.backup(event.getApp(), event.getTarget_grain());
     }
     KafkaBridge bridge = kafka.get();
     if (bridge == null) {
@@ -185,13 +190,11 @@ public final class EventLoops implements AutoCloseable {
     backedUp.incrementAndGet();
   }
 
-  /** Keeps the final result in the global data layer (Redis holds it for an hour only). */
+  /**
+   * Keeps the final result in the global data layer (Redis holds it for an hour only). Records are
+   * written in batches, after each drain of the agent queue.
+   */
   private void record(EventMessage event) {
-    CassandraStore store = cassandra.get();
-    if (store == null) {
-      recordErrors.incrementAndGet();
-      return;
-    }
     JsonNode doc;
     try {
       doc = MAPPER.readTree(event.getPayload());
@@ -199,7 +202,7 @@ public final class EventLoops implements AutoCloseable {
       doc = MAPPER.createObjectNode();
     }
     boolean ok = event.getKind() == EventKind.RESULT;
-    store.recordExecution(
+    pendingRecords.add(
         new ExecutionRecord(
             event.getExecution_id(),
             event.getApp(),
@@ -208,16 +211,31 @@ public final class EventLoops implements AutoCloseable {
             ok ? doc.path("output").toString() : null,
             ok ? null : doc.path("error").asText(event.getError()),
             ok ? null : doc.path("cause").asText(event.getCause()),
-            Instant.ofEpochMilli(event.getCreated_ms())),
+            Instant.ofEpochMilli(event.getCreated_ms())));
+  }
+
+  private void flushRecords() {
+    if (pendingRecords.isEmpty()) {
+      return;
+    }
+    List<ExecutionRecord> batch = List.copyOf(pendingRecords);
+    pendingRecords.clear();
+    CassandraStore store = cassandra.get();
+    if (store == null) {
+      recordErrors.addAndGet(batch.size());
+      return;
+    }
+    store.recordExecutions(
+        batch,
         error -> {
-          if (recordErrors.incrementAndGet() % 100 == 1) {
+          if (recordErrors.getAndAdd(batch.size()) % 100 == 0) {
             LOG.atWarn()
-                .addKeyValue("execution_id", event.getExecution_id())
+                .addKeyValue("records", batch.size())
                 .addKeyValue("error", error.toString())
-                .log("execution record not stored in cassandra");
+                .log("execution records not stored in cassandra");
           }
         });
-    recorded.incrementAndGet();
+    recorded.addAndGet(batch.size());
   }
 
   // -- timers ------------------------------------------------------------------------------------
