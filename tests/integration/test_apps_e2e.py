@@ -318,8 +318,20 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
             "sand.backup.hello.greet",
             "sand.backup.hello.shout",
         ]
-        consumer.assign([TopicPartition(t, p, 0) for t in topics for p in range(4)])
-        deadline = time.monotonic() + 30
+        # the agent's producer creates the topics on first use: wait for them, then read
+        # every partition from the start
+        deadline = time.monotonic() + 60
+        partitions: list[TopicPartition] = []
+        while time.monotonic() < deadline:
+            metadata = consumer.list_topics(timeout=5)
+            if all(t in metadata.topics and metadata.topics[t].partitions for t in topics):
+                partitions = [
+                    TopicPartition(t, p, 0) for t in topics for p in metadata.topics[t].partitions
+                ]
+                break
+            time.sleep(0.5)
+        assert partitions, f"topics {topics} did not appear"
+        consumer.assign(partitions)
         while time.monotonic() < deadline and len(seen) < len(topics):
             message = consumer.poll(0.5)
             if message is None or message.error():
