@@ -311,32 +311,68 @@ def _java_service(config: ClusterConfig, name: str, jar: Path, heap_mb: int) -> 
     )
 
 
+def _pinned_jar(config: ClusterConfig, built: Path) -> Path:
+    """Where a service runs its jar from: a copy in the state dir named by the build's
+    time, never overwritten. A JVM loads classes from its jar lazily, so running the
+    build's own file would break a live service the moment `make` rebuilds it."""
+    try:
+        stamp = built.stat().st_mtime_ns
+    except FileNotFoundError:
+        return built  # reported by the prerequisite check, which names the build's path
+    return config.state_dir / "lib" / f"{built.stem}-{stamp}.jar"
+
+
+def _pin(built: Path, pinned: Path, keep: int = 3) -> None:
+    if pinned == built or pinned.exists():
+        return
+    pinned.parent.mkdir(parents=True, exist_ok=True)
+    partial = pinned.with_suffix(".partial")
+    shutil.copyfile(built, partial)
+    partial.replace(pinned)
+    # older copies may still run a service until its next restart: keep a few
+    copies = sorted(pinned.parent.glob(f"{built.stem}-*.jar"), key=lambda p: p.stat().st_mtime)
+    for old in copies[:-keep]:
+        old.unlink(missing_ok=True)
+
+
 def _host_agent(config: ClusterConfig) -> ServiceSpec:
     jar = config.home / "host-agent" / "target" / "host-agent.jar"
+    pinned = _pinned_jar(config, jar)
+
+    def prepare() -> None:
+        _pin(jar, pinned)
+        _write_cluster_json_quietly(config)
+
     return ServiceSpec(
         name="host-agent",
-        argv=_java_service(config, "host-agent", jar, config.host_agent_heap_mb),
+        argv=_java_service(config, "host-agent", pinned, config.host_agent_heap_mb),
         address=f"http://127.0.0.1:{config.ports.host_agent}",
         log=_log(config, "host-agent"),
         health=probes.http_ok(config.ports.host_agent),
         ports=(config.ports.host_agent,),
         needs=("java", str(jar)),
-        prepare=lambda: _write_cluster_json_quietly(config),
+        prepare=prepare,
     )
 
 
 def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
     jar = config.home / "frontend" / "target" / "frontend.jar"
+    pinned = _pinned_jar(config, jar)
     name = f"frontend-{index}"
+
+    def prepare() -> None:
+        _pin(jar, pinned)
+        _write_cluster_json_quietly(config)
+
     return ServiceSpec(
         name=name,
-        argv=(*_java_service(config, name, jar, config.frontend_heap_mb), "--port", str(port)),
+        argv=(*_java_service(config, name, pinned, config.frontend_heap_mb), "--port", str(port)),
         address=f"http://127.0.0.1:{port}",
         log=_log(config, name),
         health=probes.http_ok(port),
         ports=(port,),
         needs=("java", str(jar)),
-        prepare=lambda: _write_cluster_json_quietly(config),
+        prepare=prepare,
     )
 
 
