@@ -151,6 +151,14 @@ def main() -> int:
             failures,
         )
         step(
+            "cpu per invocation",
+            lambda: sand_series.cpu_per_invocation(
+                cluster, app, profile.breakdown_n, profile.gap_s
+            ),
+            results,
+            failures,
+        )
+        step(
             "overhead by clients",
             lambda: sand_series.overhead_by_clients(
                 cluster, app, [1, 2, 4, 8, 16], profile.per_level
@@ -193,13 +201,12 @@ def main() -> int:
             failures,
         )
     with cluster.deployed(sand_series.PIPELINE_APP) as app:
-        sand_series.pipeline(cluster, app, image_input, 5)
-        step(
-            "pipeline sand",
-            lambda: sand_series.pipeline(cluster, app, image_input, profile.pipeline_n),
-            results,
-            failures,
-        )
+
+        def pipeline() -> list[tuple[float, float]]:
+            sand_series.pipeline(cluster, app, image_input, 5)  # warm-up
+            return sand_series.pipeline(cluster, app, image_input, profile.pipeline_n)
+
+        step("pipeline sand", pipeline, results, failures)
 
     if "peers" not in skip:
         for name in ("celery", "rq", "ray"):
