@@ -332,7 +332,11 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
             time.sleep(0.5)
         assert partitions, f"topics {topics} did not appear"
         consumer.assign(partitions)
-        while time.monotonic() < deadline and len(seen) < len(topics):
+        # read until every copy has been seen, not merely one per topic
+        expected = {"sand.results": {EventKind.RESULT}} | {
+            t: {EventFlag.PROCESSING, EventFlag.FINISHED} for t in topics[1:]
+        }
+        while time.monotonic() < deadline and seen != expected:
             message = consumer.poll(0.5)
             if message is None or message.error():
                 continue

@@ -119,16 +119,18 @@ def test_down_leavesNoProcess_thenUpAgainIsHealthy(
 @pytest.mark.timeout(300)
 def test_up_portInUse_namesPortAndServiceAndStartsNothing(tmp_path: Path) -> None:
     """A port held by someone else: up fails naming the port and service, leaving nothing behind."""
+    # below the kernel's ephemeral range (32768-60999): an outgoing connection of any other
+    # test could hold a port in that range for a moment and make the check name it instead
     config = make_config(
         tmp_path / "state",
-        nginx={"port": 38080},
-        host_agent={"port": 38090},
-        frontend={"ports": [38081, 38082]},
-        kafka={"port": 39092, "controller_port": 39093},
-        cassandra={"cql_port": 39042, "storage_port": 37000, "jmx_port": 37199},
+        nginx={"port": 31080},
+        host_agent={"port": 31090},
+        frontend={"ports": [31081, 31082]},
+        kafka={"port": 31092, "controller_port": 31093},
+        cassandra={"cql_port": 31042, "storage_port": 31000, "jmx_port": 31199},
     )
     holder = socket.socket()
-    holder.bind(("127.0.0.1", 38080))
+    holder.bind(("127.0.0.1", 31080))
     holder.listen()
     try:
         from sand.cluster.supervisor import StartError
@@ -136,7 +138,7 @@ def test_up_portInUse_namesPortAndServiceAndStartsNothing(tmp_path: Path) -> Non
         with pytest.raises(StartError) as caught:
             Supervisor(config).up()
         assert caught.value.service == "nginx"
-        assert "port 38080 is already in use" in str(caught.value)
+        assert "port 31080 is already in use" in str(caught.value)
         assert our_processes(config) == []
     finally:
         holder.close()
