@@ -200,6 +200,14 @@ def main() -> int:
             results,
             failures,
         )
+    with cluster.deployed(sand_series.HOP_APP, remote_grains=("second",)) as app:
+        sand_series.warm_up(cluster, app, "main", 20)
+        step(
+            "hop through kafka",
+            lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+            results,
+            failures,
+        )
     with cluster.deployed(sand_series.PIPELINE_APP) as app:
 
         def pipeline() -> list[tuple[float, float]]:

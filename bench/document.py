@@ -132,10 +132,12 @@ def render(
     # -- 3. grain hop ------------------------------------------------------------------
     add("## 3. Grain interaction latency (Fig. 5c)\n")
     add("End of grain 1 → start of grain 2, one execution at a time. SAND: two grains of one"
-        " app on the local bus; peers: task A → task B in each (see bench/peers). The hop across"
-        " hosts through Kafka is not measured: SAND has no cross-host hop yet. Temporal: not"
-        " measured (FULL profile item, not built).\n")  # fmt: skip
-    hops = {"SAND (local bus)": hop}
+        " app on the local bus; SAND through Kafka: the same app deployed with `second` as a"
+        " remote grain, so the event takes the cross-host path (instance → host agent → Kafka"
+        " → host agent → queue) on this one host, without a network between; peers: task A →"
+        " task B in each (see bench/peers). Temporal: not measured (FULL profile item, not"
+        " built).\n")  # fmt: skip
+    hops = {"SAND (local bus)": hop, "SAND (through Kafka)": r.get("hop through kafka") or []}
     for name in ("celery", "rq", "ray"):
         if r.get(f"hop {name}"):
             hops[name] = r[f"hop {name}"]

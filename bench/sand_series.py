@@ -41,8 +41,10 @@ class Cluster:
         return f"{self.gateway}/v1/apps/{app}/invoke?{query}"
 
     @contextmanager
-    def deployed(self, app_dir: Path, *, backups: bool = True) -> Iterator[str]:
-        app = self.client.deploy(app_dir, backups=backups)
+    def deployed(
+        self, app_dir: Path, *, backups: bool = True, remote_grains: tuple[str, ...] = ()
+    ) -> Iterator[str]:
+        app = self.client.deploy(app_dir, backups=backups, remote_grains=remote_grains)
         try:
             yield str(app["name"])
         finally:

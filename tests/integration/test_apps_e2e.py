@@ -48,8 +48,10 @@ def client(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
 
 
 @contextlib.contextmanager
-def deployed(client: SandClient, app_dir: Path, backend: str) -> Iterator[dict[str, Any]]:
-    app = client.deploy(app_dir, backend=backend)
+def deployed(
+    client: SandClient, app_dir: Path, backend: str, remote_grains: tuple[str, ...] = ()
+) -> Iterator[dict[str, Any]]:
+    app = client.deploy(app_dir, backend=backend, remote_grains=remote_grains)
     try:
         yield app
     finally:
@@ -385,3 +387,24 @@ def test_invokeViaKafka_sameOutputAsLocalEntry(client: SandClient, backend: str)
         queued = client.invoke("fanout", payload, workflow=workflow, via="kafka", wait=False)
         later = wait_result(client, queued.execution_id)
     assert local.output == remote.output == later.output == output
+
+
+@pytest.mark.timeout(120)
+def test_remoteGrain_hopsThroughKafka_sameOutput(client: SandClient) -> None:
+    """Grains marked remote are reached through the global bus (instance → agent → Kafka →
+    agent → queue), the cross-host path; the fan-out example ends exactly as locally."""
+    workflow, payload, output = example_case("fanout")
+    with deployed(client, EXAMPLES / "fanout", "process", remote_grains=("words", "report")):
+        assert set(client.app("fanout")["remote_grains"]) == {"words", "report"}
+        result = client.invoke("fanout", payload, workflow=workflow)
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert result.output == output
+
+
+@pytest.mark.timeout(60)
+def test_remoteGrain_unknownName_refused(client: SandClient) -> None:
+    """A remote grain that the app does not have is refused, naming it and the app's grains."""
+    with pytest.raises(SandApiError) as refused:
+        client.deploy(EXAMPLES / "hello", backend="process", remote_grains=("nope",))
+    assert refused.value.status == 400
+    assert "'nope'" in str(refused.value) and "normalize" in str(refused.value)

@@ -29,6 +29,9 @@ class WorkerConfig:
     grace_s: float
     # Backup copies of every event to the host agent (for Kafka and recovery).
     backup: bool
+    # Grains this host treats as running elsewhere: their events go through the global bus
+    # (the host agent publishes them to the grain's Kafka topic) instead of the local queue.
+    remote_grains: frozenset[str] = frozenset()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
@@ -61,4 +64,5 @@ class WorkerConfig:
             max_concurrency=number("SAND_MAX_CONCURRENCY", "64"),
             grace_s=float(env.get("SAND_GRACE_S", "1.0")),
             backup=env.get("SAND_BACKUP", "1") not in ("0", "false", "no"),
+            remote_grains=frozenset(filter(None, env.get("SAND_REMOTE_GRAINS", "").split(","))),
         )

@@ -210,6 +210,12 @@ class EventHandler:
                     },
                 )
                 encoded = encode(event)
+                if action.grain in self._config.remote_grains:
+                    # A cross-host hop: the agent publishes the event (flag QUEUED) to the
+                    # grain's topic; the host that owns the partition takes it from there
+                    # and writes the PROCESSING copy.
+                    pipe.lpush(agent, encoded)
+                    continue
                 if self._config.backup:
                     # The backup goes first, so the agent knows of the event before any
                     # instance can take it (and before its FINISHED copy can exist).

@@ -77,6 +77,7 @@ class SandClient:
         *,
         backend: str | None = None,
         backups: bool = True,
+        remote_grains: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         """Upload and deploy; calls ``on_progress`` with each progress line; returns the app.
 
@@ -86,6 +87,9 @@ class SandClient:
         params = {"backend": backend} if backend else {}
         if not backups:
             params["backups"] = "off"
+        if remote_grains:
+            # events for these grains take the cross-host path (Kafka) even on one host
+            params["remote_grains"] = ",".join(remote_grains)
         try:
             response = self._session.post(
                 f"{self._base}/v1/apps",

@@ -11,9 +11,11 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
@@ -118,7 +120,14 @@ final class AppsHandler extends Handler.Abstract {
     if (backups != null && !backups.equals("on") && !backups.equals("off")) {
       throw new DeployException(400, "backups must be on or off, got '" + backups + "'");
     }
-    DeployOptions options = new DeployOptions(backend, !"off".equals(backups));
+    String remote = query.getValue("remote_grains");
+    Set<String> remoteGrains = new LinkedHashSet<>();
+    for (String grain : remote == null ? new String[0] : remote.split(",")) {
+      if (!grain.isBlank()) {
+        remoteGrains.add(grain.strip());
+      }
+    }
+    DeployOptions options = new DeployOptions(backend, !"off".equals(backups), remoteGrains);
     byte[] archive = readBody(request);
     // Progress lines are held back until the app is valid, so that an invalid app gets a plain
     // 400 with its problems instead of a 200 stream that ends in failure.

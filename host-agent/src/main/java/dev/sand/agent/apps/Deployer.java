@@ -139,12 +139,7 @@ public final class Deployer implements AutoCloseable {
       String name = description.path("name").asText();
       synchronized (lockOf(name)) {
         return deployLocked(
-            name,
-            description,
-            incoming,
-            new Placement(chosen, runtime, options.backups()),
-            bus,
-            phase);
+            name, description, incoming, new Placement(chosen, runtime, options), bus, phase);
       }
     } finally {
       deleteTree(incoming);
@@ -153,7 +148,7 @@ public final class Deployer implements AutoCloseable {
 
   /** Where and how the app's sandbox runs. */
   private record Placement(
-      SandboxConfig.Backend backend, SandboxRuntime runtime, boolean backups) {}
+      SandboxConfig.Backend backend, SandboxRuntime runtime, DeployOptions options) {}
 
   private ObjectNode deployLocked(
       String name,
@@ -166,6 +161,20 @@ public final class Deployer implements AutoCloseable {
     SandboxRuntime runtime = placement.runtime();
     DeployedApp previous = apps.get(name);
     int version = previous == null ? 1 : previous.version() + 1;
+    List<String> grains = new ArrayList<>();
+    description.path("grains").forEach(g -> grains.add(g.asText()));
+    for (String remote : placement.options().remoteGrains()) {
+      if (!grains.contains(remote)) {
+        throw new DeployException(
+            400,
+            "remote_grains: '"
+                + remote
+                + "' is not a grain of app '"
+                + name
+                + "'; grains: "
+                + grains);
+      }
+    }
     JsonNode requirements = description.path("requirements");
     if (requirements.isTextual()) {
       phase.accept("installing requirements from " + requirements.asText());
@@ -173,8 +182,6 @@ public final class Deployer implements AutoCloseable {
     }
     Path dir = appsDir.resolve(name).resolve("v" + version);
     move(incoming, dir);
-    List<String> grains = new ArrayList<>();
-    description.path("grains").forEach(g -> grains.add(g.asText()));
     if (previous != null) {
       phase.accept("stopping version " + previous.version());
       stopSandbox(previous);
@@ -213,7 +220,8 @@ public final class Deployer implements AutoCloseable {
     ObjectNode metadata = description.deepCopy();
     metadata.put("version", version);
     metadata.put("backend", backend.wireName());
-    metadata.put("backups", placement.backups());
+    metadata.put("backups", placement.options().backups());
+    metadata.putPOJO("remote_grains", placement.options().remoteGrains());
     metadata.put("host", config.hostId());
     metadata.put("deployed_at", Instant.now(clock).toString());
     bus.set(Queues.app(name), bytes(metadata), null);
@@ -418,7 +426,8 @@ public final class Deployer implements AutoCloseable {
     env.put("SAND_MAX_CONCURRENCY", String.valueOf(limits.path("max_concurrency").asInt(64)));
     env.put("PYTHONDONTWRITEBYTECODE", "1");
     env.put("PYTHONUNBUFFERED", "1");
-    env.put("SAND_BACKUP", placement.backups() ? "1" : "0");
+    env.put("SAND_BACKUP", placement.options().backups() ? "1" : "0");
+    env.put("SAND_REMOTE_GRAINS", String.join(",", placement.options().remoteGrains()));
     Path site = dir.resolve(".sand-site");
     List<SandboxSpec.Mount> mounts = new ArrayList<>();
     List<String> command;

@@ -158,6 +158,9 @@ public final class EventLoops implements AutoCloseable {
     if (event.getKind() == EventKind.RESULT || event.getKind() == EventKind.ERROR) {
       topic = Topics.RESULTS;
       record(event);
+    } else if (event.getFlag() == EventFlag.QUEUED) {
+      // an event for a grain that runs on another host: deliver it through its topic
+      topic = Topics.grain(event.getApp(), event.getTarget_grain());
     } else {
       if (event.getFlag() == EventFlag.PROCESSING) {
         inFlight.put(event.getEvent_id(), event);
