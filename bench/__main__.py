@@ -217,7 +217,9 @@ def main() -> int:
         step("pipeline sand", pipeline, results, failures)
 
     if "peers" not in skip:
-        for name in ("celery", "rq", "ray"):
+        # Temporal's dev server is built by `make bench FULL=1` only (a 4-minute Go build)
+        peers = ("celery", "rq", "ray", "temporal") if args.full else ("celery", "rq", "ray")
+        for name in peers:
             module = importlib.import_module(f"bench.peers.{name}_peer")
             step(f"hop {name}", lambda m=module: m.measure_hop(profile.hop_n, profile.gap_s),
                  results, failures)  # fmt: skip

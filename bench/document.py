@@ -47,7 +47,7 @@ def render(
     add("| | |\n|---|---|")
     for key, value in {**machine, **{f"{k}": v for k, v in r.get("versions", {}).items()}}.items():
         add(f"| {key} | {value} |")
-    for name in ("celery", "rq", "ray"):
+    for name in ("celery", "rq", "ray", "temporal"):
         if f"version {name}" in r:
             add(f"| {name} | {r[f'version {name}']} |")
     add("")
@@ -135,10 +135,10 @@ def render(
         " app on the local bus; SAND through Kafka: the same app deployed with `second` as a"
         " remote grain, so the event takes the cross-host path (instance → host agent → Kafka"
         " → host agent → queue) on this one host, without a network between; peers: task A →"
-        " task B in each (see bench/peers). Temporal: not measured (FULL profile item, not"
-        " built).\n")  # fmt: skip
+        " task B in each (see bench/peers); Temporal (activity A → activity B of one workflow)"
+        " in the FULL profile only.\n")  # fmt: skip
     hops = {"SAND (local bus)": hop, "SAND (through Kafka)": r.get("hop through kafka") or []}
-    for name in ("celery", "rq", "ray"):
+    for name in ("celery", "rq", "ray", "temporal"):
         if r.get(f"hop {name}"):
             hops[name] = r[f"hop {name}"]
     hops = {k: v for k, v in hops.items() if v}
@@ -224,7 +224,7 @@ def render(
     # -- 6. pipeline -------------------------------------------------------------------------
     add("## 6. The 4-grain image pipeline\n")
     pipes = {"SAND": sand_pipe}
-    for name in ("celery", "rq", "ray"):
+    for name in ("celery", "rq", "ray", "temporal"):
         if r.get(f"pipeline {name}"):
             pipes[name] = r[f"pipeline {name}"]
     pipes = {k: v for k, v in pipes.items() if v}
