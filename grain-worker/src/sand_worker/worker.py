@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import NoReturn, cast
 
 from sand import keys
-from sand.grain.runner import GrainResult, prepare_child_process, result_from_exit
+from sand.grain.runner import GrainResult, exit_child, prepare_child_process, result_from_exit
 
 from sand_worker.bus import connect, warm_up
 from sand_worker.config import WorkerConfig
@@ -274,10 +274,7 @@ class GrainWorker:
             with contextlib.suppress(BaseException):
                 traceback.print_exc()
         finally:
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(BaseException):
-                    stream.flush()
-            os._exit(code)
+            exit_child(code)
 
 
 _PR_SET_PDEATHSIG = 1

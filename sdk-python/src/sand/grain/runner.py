@@ -352,10 +352,16 @@ def child_main(
         with contextlib.suppress(BaseException):
             traceback.print_exc()
     finally:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(BaseException):
-                stream.flush()
-        os._exit(code)
+        exit_child(code)
+
+
+def exit_child(code: int) -> NoReturn:
+    """Leave a forked child: flush what it printed, then ``os._exit`` (never the parent's
+    atexit handlers or finally blocks)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    os._exit(code)
 
 
 def run_child(
