@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import time
+from enum import IntEnum
 from typing import NoReturn
 
 from sand.app import AppError, AppSpec, load_app
@@ -25,13 +26,23 @@ from sand_worker.worker import GrainWorker
 RESTART_BACKOFF_S = (0.1, 0.5, 1, 2, 5)
 
 
+class WorkerExit(IntEnum):
+    """How ``python -m sand_worker`` and the grain workers it forks exit."""
+
+    OK = 0
+    # A grain worker raised; its traceback is on stderr. It is restarted.
+    CRASHED = 1
+    # The configuration or the app is invalid: restarting would not help.
+    CANNOT_START = 2
+
+
 def main() -> int:
     try:
         config = WorkerConfig.from_env()
         app = load_app(config.app_dir)
     except (WorkerConfigError, AppError) as exc:
         print(f"sand-worker: cannot start: {exc}", file=sys.stderr, flush=True)
-        return 2
+        return WorkerExit.CANNOT_START
     stopping = False
 
     def on_term(signum: int, frame: object) -> None:
@@ -57,7 +68,7 @@ def main() -> int:
         failures[name] = failures.get(name, 0) + 1
         delay = RESTART_BACKOFF_S[min(failures[name], len(RESTART_BACKOFF_S)) - 1]
         print(
-            f"sand-worker: worker of grain '{name}' (pid {pid}) ended with status {status}; "
+            f"sand-worker: worker of grain '{name}' (pid {pid}) {_ended(status)}; "
             f"restarting in {delay} s",
             file=sys.stderr,
             flush=True,
@@ -70,7 +81,17 @@ def main() -> int:
     for _ in workers:
         with contextlib.suppress(ChildProcessError):
             os.wait()
-    return 0
+    return WorkerExit.OK
+
+
+def _ended(status: int) -> str:
+    code = os.waitstatus_to_exitcode(status)
+    try:
+        if code < 0:
+            return f"was killed by {signal.Signals(-code).name}"
+        return f"exited with status {code} ({WorkerExit(code).name})"
+    except ValueError:
+        return f"ended with wait status {status}"
 
 
 def _spawn(app: AppSpec, name: str, config: WorkerConfig) -> int:
@@ -81,12 +102,12 @@ def _spawn(app: AppSpec, name: str, config: WorkerConfig) -> int:
 
 
 def _serve(app: AppSpec, name: str, config: WorkerConfig) -> NoReturn:
-    code = 1
+    code = WorkerExit.CRASHED
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         handler = load_handler(app.grains[name].path, f"sand_grain_{name.replace('-', '_')}")
         GrainWorker(Grain(app, name, handler), config).run()
-        code = 0
+        code = WorkerExit.OK
     except GrainLoadError as exc:
         print(f"sand-worker: grain '{name}': {exc}", file=sys.stderr, flush=True)
     except BaseException:

@@ -8,6 +8,7 @@ import uuid
 from typing import Any
 
 import redis
+from sand_bus.constants import FINAL_FLAG
 from sand_bus.ttypes import EventFlag, EventKind, EventMessage
 from thrift.protocol import TCompactProtocol
 from thrift.TSerialization import deserialize, serialize
@@ -18,7 +19,16 @@ from sand_worker.config import WorkerConfig
 # CPython x86-64); byte-for-byte the same encoding as the pure one.
 _PROTOCOL = TCompactProtocol.TCompactProtocolAcceleratedFactory()
 
-__all__ = ["EventFlag", "EventKind", "EventMessage", "connect", "decode", "encode", "new_event"]
+__all__ = [
+    "FINAL_FLAG",
+    "EventFlag",
+    "EventKind",
+    "EventMessage",
+    "connect",
+    "decode",
+    "encode",
+    "new_event",
+]
 
 
 def connect(config: WorkerConfig) -> redis.Redis:

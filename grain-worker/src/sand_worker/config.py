@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from sand.contracts import Env
+
 
 class WorkerConfigError(Exception):
     """A required setting is missing or invalid; the message names the variable."""
@@ -54,15 +56,15 @@ class WorkerConfig:
             return value
 
         return cls(
-            app=need("SAND_APP"),
-            app_dir=Path(need("SAND_APP_DIR")),
-            host_id=env.get("SAND_HOST_ID", "host-1"),
-            redis_socket=Path(need("SAND_REDIS_SOCKET")),
-            redis_user=env.get("SAND_REDIS_USER") or None,
-            redis_password=env.get("SAND_REDIS_PASSWORD") or None,
-            prefork=number("SAND_PREFORK", "2"),
-            max_concurrency=number("SAND_MAX_CONCURRENCY", "64"),
-            grace_s=float(env.get("SAND_GRACE_S", "1.0")),
-            backup=env.get("SAND_BACKUP", "1") not in ("0", "false", "no"),
-            remote_grains=frozenset(filter(None, env.get("SAND_REMOTE_GRAINS", "").split(","))),
+            app=need(Env.APP),
+            app_dir=Path(need(Env.APP_DIR)),
+            host_id=env.get(Env.HOST_ID, "host-1"),
+            redis_socket=Path(need(Env.REDIS_SOCKET)),
+            redis_user=env.get(Env.REDIS_USER) or None,
+            redis_password=env.get(Env.REDIS_PASSWORD) or None,
+            prefork=number(Env.PREFORK, "2"),
+            max_concurrency=number(Env.MAX_CONCURRENCY, "64"),
+            grace_s=float(env.get(Env.GRACE_S, "1.0")),
+            backup=env.get(Env.BACKUP, "1") not in ("0", "false", "no"),
+            remote_grains=frozenset(filter(None, env.get(Env.REMOTE_GRAINS, "").split(","))),
         )

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sand.app import AppError, AppSpec, load_app
-from sand_workflows.model import Workflow
+from sand_workflows.model import TaskState, Workflow
 
 
 def entry_grain(workflow: Workflow, grains: list[str]) -> str:
@@ -27,13 +27,13 @@ def entry_grain(workflow: Workflow, grains: list[str]) -> str:
     the grain of the start state when it is a Task or a native grain, else the
     first Task's grain in definition order, else the app's first grain."""
     start = workflow.states.get(workflow.start_at)
-    if start is not None and getattr(start, "resource", None) in grains:
-        return str(start.resource)
+    if isinstance(start, TaskState) and start.resource in grains:
+        return start.resource
     if workflow.kind == "native" and workflow.start_at in grains:
         return workflow.start_at
     for state in workflow.states.values():
-        if getattr(state, "resource", None) in grains:
-            return str(state.resource)
+        if isinstance(state, TaskState) and state.resource in grains:
+            return state.resource
     return grains[0]
 
 

@@ -19,12 +19,16 @@ from typing import Any
 import redis
 from sand import keys
 from sand.app import AppSpec
+from sand.contracts import RESULT_TTL_S, ExecutionStatus, result_document
 from sand.data import DataStore, Scope
 from sand.data.redis import RedisDataStore
-from sand.grain.runner import GrainResult, Handler, Invocation, invoke
+from sand.grain.result import GrainResult, Invocation
+from sand.grain.runner import Handler, invoke
 from sand_workflows.engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
+from sand_workflows.model import GrainState
 
 from sand_worker.bus import (
+    FINAL_FLAG,
     EventFlag,
     EventKind,
     EventMessage,
@@ -44,7 +48,6 @@ log = logging.getLogger("sand.worker")
 # TASK events carry the engine's TaskCall fields the Thrift struct has no slot for.
 CONTEXT_HEADER = "context"
 TIMEOUT_HEADER = "timeout_s"
-RESULT_TTL_S = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +173,7 @@ class EventHandler:
             input=call.input,
             timeout_s=timeout_s,
             payload_limit_bytes=limits.payload_bytes,
-            potential_next=frozenset(state.potential_next if state is not None else ()),
+            potential_next=frozenset(state.potential_next if isinstance(state, GrainState) else ()),
             state=call.context,
         )
         if self._trace is not None:
@@ -238,19 +241,21 @@ class EventHandler:
                 self._finish(action, source, pipe)
 
     def _finish(self, action: Finished | Failed, source: EventMessage, pipe: Any) -> None:
-        document: dict[str, Any] = {
+        trace = self._trace.document() if self._trace is not None else None
+        common = {
             "execution_id": source.execution_id,
             "app": source.app,
             "workflow": source.workflow,
             "finished_ms": now_ms(),
+            "trace": trace,
         }
-        if self._trace is not None:
-            document["trace"] = self._trace.document()
         if isinstance(action, Finished):
-            document.update(status="SUCCEEDED", output=action.output)
+            document = result_document(ExecutionStatus.SUCCEEDED, output=action.output, **common)
             kind = EventKind.RESULT
         else:
-            document.update(status="FAILED", error=action.error, cause=action.cause)
+            document = result_document(
+                ExecutionStatus.FAILED, error=action.error, cause=action.cause, **common
+            )
             kind = EventKind.ERROR
         body = dumps(document)
         result = new_event(
@@ -260,7 +265,7 @@ class EventHandler:
             target_grain="",
             payload=body,
             host=self._config.host_id,
-            flag=EventFlag.FINISHED,
+            flag=FINAL_FLAG[kind],
             error=document.get("error", ""),
             cause=document.get("cause", ""),
         )

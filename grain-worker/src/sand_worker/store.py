@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import redis
+from sand.contracts import GROUP_TTL_S
 from sand.keys import join_key
 from sand_workflows.store import Claim, RecordOutcome
-
-# Groups outlive their execution long enough for late results to find them closed.
-GROUP_TTL_S = 24 * 3600
 
 _OPEN = """
 if redis.call('EXISTS', KEYS[1]) == 0 then

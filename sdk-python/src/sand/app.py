@@ -3,7 +3,7 @@
 An application names its grains (Python files defining ``handle(event, context)``)
 and its workflows (definition files in JSON or YAML, native or ASL)::
 
-    name: hello                      # [a-z0-9-]+
+    name: hello                      # [a-z0-9][a-z0-9-]{0,62} (sand.contracts.APP_NAME)
     grains:                          # grain name -> Python file defining handle(event, context)
       upper: grains/upper.py
       greet: grains/greet.py
@@ -35,10 +35,11 @@ from typing import Any
 import yaml
 from sand_workflows import WorkflowError, load_workflow
 
+from sand import contracts
+
 APP_FILE = "app.yaml"
-APP_NAME_PATTERN = re.compile(r"[a-z0-9-]+")
-# Grain and workflow names end up in queue names, Kafka topics and Redis keys.
-ENTITY_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+")
+# Names end up in queue names, Kafka topics and Redis keys: the rules are contracts.
+_NAME_RULES = {"grains": contracts.GRAIN_NAME, "workflows": contracts.WORKFLOW_NAME}
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 DEFAULT_WORKFLOW = "main"
 _TOP_LEVEL_FIELDS = ("name", "grains", "workflows", "requirements", "limits")
@@ -248,15 +249,16 @@ class _AppLoader:
             self.problem("name", "is required")
         elif not isinstance(value, str):
             self.problem("name", f"must be a string, got {_kind(value)}")
-        elif not APP_NAME_PATTERN.fullmatch(value):
-            self.problem("name", f"'{value}' must match [a-z0-9-]+")
+        elif not contracts.APP_NAME.fullmatch(value):
+            self.problem("name", f"'{value}' must match {contracts.APP_NAME.pattern}")
         else:
             return value
         return None
 
     def check_entity_name(self, section: str, name: Any) -> bool:
-        if not isinstance(name, str) or not ENTITY_NAME_PATTERN.fullmatch(name):
-            self.problem(f"{section}.{name}", "name must match [A-Za-z0-9_-]+")
+        rule = _NAME_RULES[section]
+        if not isinstance(name, str) or not rule.fullmatch(name):
+            self.problem(f"{section}.{name}", f"name must match {rule.pattern}")
             return False
         return True
 

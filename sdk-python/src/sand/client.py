@@ -34,7 +34,7 @@ class Execution:
     """An execution's state: ``output`` when SUCCEEDED, ``error``/``cause`` when FAILED."""
 
     execution_id: str
-    status: str
+    status: str  # a sand.contracts.ExecutionStatus value, or "UNKNOWN"
     output: Any = None
     error: str | None = None
     cause: str | None = None

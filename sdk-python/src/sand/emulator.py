@@ -2,9 +2,10 @@
 
 The emulator is a thin driver of the same step interpreter the cluster uses
 (``sand_workflows.engine.Engine``). Each ``TaskCall`` runs in a freshly forked
-grain process (:mod:`sand.grain.runner`), exactly as a grain instance does on a
-host; calls in flight at the same time (fan-out, Parallel branches, Map items)
-run concurrently, up to the app's ``max_concurrency``. Waits and retry intervals
+grain process, through the same fork model as a grain instance on a host
+(:func:`sand.grain.runner.fork_invocation` on a :class:`sand.grain.pool.Pool`);
+calls in flight at the same time (fan-out, Parallel branches, Map items) run
+concurrently, up to the app's ``max_concurrency``. Waits and retry intervals
 are real timers kept in a heap, so a Wait in one branch never holds up another;
 ``skip_waits`` fires them at once. The data layer (``context.data``) is an
 in-memory store shared by every grain process of the emulation.
@@ -25,7 +26,6 @@ import contextlib
 import heapq
 import json
 import re
-import select
 import sys
 import time
 import uuid
@@ -41,21 +41,16 @@ from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, TaskC
 from sand.app import AppSpec, load_app
 from sand.data import SCOPES, DataStore, Scope
 from sand.data.memory import MemoryDataServer
+from sand.grain.child import ChildSetup
 from sand.grain.context import grain_logger
-from sand.grain.runner import (
-    DEFAULT_GRACE_S,
-    GrainLoadError,
-    GrainProcess,
-    GrainResult,
-    Handler,
-    Invocation,
-    load_handler,
-    spawn,
-)
+from sand.grain.pool import DEFAULT_GRACE_S, Ended, Pool
+from sand.grain.result import GrainResult, Invocation
+from sand.grain.runner import GrainLoadError, Handler, fork_invocation, load_handler
 
 Status = Literal["SUCCEEDED", "FAILED"]
-# Without pidfds the loop cannot sleep until a child exits; it polls this often.
-_POLL_S = 0.02
+# The longest the loop sleeps with grains running and no timer pending (the pool
+# wakes it earlier for any child's end or deadline).
+_IDLE_WAIT_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,18 +158,17 @@ class _Options:
     trace: Callable[[TraceStep], None] | None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class _Running:
     call: TaskCall
-    process: GrainProcess
     started: float
 
 
 class _Emulation:
     """One execution: the engine, the grain processes in flight and the timer heap.
 
-    Single-threaded: one loop waits on the children's descriptors and the next
-    timer, and feeds every outcome back to the engine.
+    Single-threaded: one loop runs the pool's monitoring loop until a child ends
+    or the next timer is due, and feeds every outcome back to the engine.
     """
 
     def __init__(
@@ -195,7 +189,9 @@ class _Emulation:
         self.options = options
         self.engine = Engine(definition, InMemoryStore())
         self.pending: deque[TaskCall] = deque()
-        self.running: list[_Running] = []
+        # Grain processes are forked with stdout on stderr: the CLI prints results on stdout.
+        self.pool = Pool(grace_s=options.grace_s, setup=ChildSetup(stdout_to_stderr=True))
+        self.running: dict[int, _Running] = {}  # by pid
         # (due, sequence, token, delay_s, started): the sequence keeps equal dues in order.
         self.timers: list[tuple[float, int, str, float, float]] = []
         self.sequence = 0
@@ -222,11 +218,9 @@ class _Emulation:
                             "(no grain running and no timer pending)",
                         ),
                     )
-                self.wait_for_progress()
-                actions = self.collect()
+                actions = self.collect(self.wait_for_progress())
         finally:
-            for running in self.running:
-                running.process.kill()
+            self.pool.kill_all()  # none left unless something raised
             self.running.clear()
 
     def apply(self, actions: list[Any]) -> Finished | Failed | None:
@@ -251,14 +245,8 @@ class _Emulation:
             call = self.pending.popleft()
             invocation = self.invocation(call)
             handler = self.handlers[call.grain]
-            process = spawn(
-                handler,
-                invocation,
-                self.stores,
-                grace_s=self.options.grace_s,
-                stdout_to_stderr=True,
-            )
-            self.running.append(_Running(call=call, process=process, started=process.started))
+            child = fork_invocation(self.pool, handler, invocation, self.stores)
+            self.running[child.pid] = _Running(call=call, started=child.started)
 
     def invocation(self, call: TaskCall) -> Invocation:
         limits = self.app.limits
@@ -281,32 +269,19 @@ class _Emulation:
             state=call.context if isinstance(call.context, dict) else {},
         )
 
-    def wait_for_progress(self) -> None:
-        now = time.monotonic()
-        deadlines = [r.process.kill_at for r in self.running]
+    def wait_for_progress(self) -> list[Ended]:
+        """One turn of the pool's loop, no longer than until the next timer is due."""
+        timeout = _IDLE_WAIT_S
         if self.timers:
-            deadlines.append(self.timers[0][0])
-        timeout = max(0.0, min(deadlines) - now) if deadlines else None
-        fds: list[int] = []
-        for running in self.running:
-            watch = running.process.wait_fds()
-            if not watch:
-                timeout = _POLL_S if timeout is None else min(timeout, _POLL_S)
-            fds.extend(watch)
-        if timeout == 0.0:
-            return
-        with contextlib.suppress(InterruptedError):
-            select.select(fds, [], [], timeout)
+            timeout = max(0.0, self.timers[0][0] - time.monotonic())
+        return self.pool.wait(timeout)
 
-    def collect(self) -> list[Any]:
-        """Feed every finished grain and every due timer to the engine; the actions it returns."""
+    def collect(self, ended: list[Ended]) -> list[Any]:
+        """Feed every ended grain and every due timer to the engine; the actions it returns."""
         actions: list[Any] = []
-        still_running = []
-        for running in self.running:
-            result = running.process.poll()
-            if result is None:
-                still_running.append(running)
-                continue
+        for end in ended:
+            running = self.running.pop(end.child.pid)
+            result = end.outcome()
             self.record_task(running, result)
             token = running.call.token
             if result.ok:
@@ -316,7 +291,6 @@ class _Emulation:
                 actions.extend(
                     self.engine.task_failed(token, result.error or "", result.cause or "")
                 )
-        self.running = still_running
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
             _, _, token, delay_s, started = heapq.heappop(self.timers)

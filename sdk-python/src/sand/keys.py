@@ -1,83 +1,111 @@
 """Every Redis key SAND's Python side uses, built here and nowhere else.
 
-One prefix (``sand:``) and one template style (``sand:<kind>:<app>:...``, fields
-joined by ``:``). Application names match ``[a-z0-9-]+`` and scopes are fixed
-words, so a key splits back unambiguously even when the user's part contains ``:``.
-
-Layout
-======
+The templates come from ``contracts.thrift`` (generated into ``sand_contracts``); the
+Java side (``dev.sand.contracts.Keys``) fills the same templates, and both are checked
+against ``local-bus/contracts/src/test/resources/contract-cases.json``. One prefix
+(``sand:``), fields joined by ``:``. Application, grain, host and execution names
+follow the rules of :mod:`sand.contracts` and never contain ``:``, so a key splits
+back unambiguously even when the user's part of a data key does.
 
 ===================================  ============  =============================================
 key                                  Redis type    holds
 ===================================  ============  =============================================
-``sand:data:<app>:<scope>:<key>``    string        a value of the data layer (``context.data``);
-                                                   ``<scope>`` is ``local`` or ``global``, the
-                                                   value is encoded by :mod:`sand.data`
+``sand:q:<app>:<grain>``             list          a grain's events (LPUSH in, BRPOP out)
+``sand:agent:<host>``                list          backups and results for the host agent
+``sand:reply:<frontend>``            list          RESULT/ERROR events for one frontend's
+                                                   synchronous callers
+``sand:result:<execution>``          string        the result document (JSON, TTL 1 h)
+``sand:timers``                      sorted set    TIMER events, score = due epoch ms
+``sand:app:<app>``                   string        a deployed application's metadata (JSON)
+``sand:ready:<app>:<grain>``         string        set with a TTL while a grain worker is ready
+``sand:join:<app>:<group>``          hash          a Parallel/Map/native-join group
+``sand:data:<app>:<scope>:<key>``    string        a ``context.data`` value; ``<scope>`` is
+                                                   ``local`` or ``global``
 ===================================  ============  =============================================
 
-Keys are per application; on the cluster each application's Redis ACL user may
-only touch ``sand:data:<app>:*``.
+On the cluster each application's Redis ACL user may read and write only the keys of
+:func:`app_owned_patterns` and only push to those of :func:`write_only_patterns`.
 """
 
 from __future__ import annotations
 
-PREFIX = "sand"
-SEPARATOR = ":"
+from sand_contracts import constants as _c
 
 
 def data_prefix(app: str, scope: str) -> str:
     """The common prefix of every data-layer key of ``app`` in ``scope`` (ends in ``:``)."""
-    return SEPARATOR.join((PREFIX, "data", app, scope)) + SEPARATOR
+    return _c.KEY_DATA.format(app=app, scope=scope, key="")
 
 
 def data_key(app: str, scope: str, key: str) -> str:
     """The Redis key of the data-layer value ``key`` of ``app`` in ``scope``."""
-    return data_prefix(app, scope) + key
-
-
-def data_acl_pattern(app: str) -> str:
-    """The Redis ACL key pattern that grants ``app`` its own data and nothing else."""
-    return SEPARATOR.join((PREFIX, "data", app, "*"))
-
-
-# -- the local bus (decision 0004; Java builds the same names in dev.sand.bus.Queues) ---
+    return _c.KEY_DATA.format(app=app, scope=scope, key=key)
 
 
 def queue_key(app: str, grain: str) -> str:
     """A grain's local queue (list; LPUSH in, BRPOP out)."""
-    return SEPARATOR.join((PREFIX, "q", app, grain))
+    return _c.KEY_QUEUE.format(app=app, grain=grain)
 
 
 def agent_key(host: str) -> str:
     """The host agent's queue: backup copies, results, invocation copies."""
-    return SEPARATOR.join((PREFIX, "agent", host))
+    return _c.KEY_AGENT.format(host=host)
 
 
 def reply_key(frontend: str) -> str:
     """Results for the synchronous callers of one frontend."""
-    return SEPARATOR.join((PREFIX, "reply", frontend))
+    return _c.KEY_REPLY.format(frontend=frontend)
 
 
 def result_key(execution_id: str) -> str:
-    """An execution's final result document (JSON)."""
-    return SEPARATOR.join((PREFIX, "result", execution_id))
+    """An execution's result document (JSON)."""
+    return _c.KEY_RESULT.format(execution=execution_id)
 
 
 def timers_key() -> str:
     """Workflow timers (sorted set; score = due epoch ms)."""
-    return SEPARATOR.join((PREFIX, "timers"))
+    return str(_c.KEY_TIMERS)
 
 
 def app_key(app: str) -> str:
     """A deployed application's metadata (JSON)."""
-    return SEPARATOR.join((PREFIX, "app", app))
+    return _c.KEY_APP.format(app=app)
 
 
 def ready_key(app: str, grain: str) -> str:
     """Set by a grain worker while it is ready to take events."""
-    return SEPARATOR.join((PREFIX, "ready", app, grain))
+    return _c.KEY_READY.format(app=app, grain=grain)
 
 
 def join_key(app: str, group_id: str) -> str:
     """One group (Parallel, Map, native join) of the workflow engine's store (hash)."""
-    return SEPARATOR.join((PREFIX, "join", app, group_id))
+    return _c.KEY_JOIN.format(app=app, group=group_id)
+
+
+def app_owned_patterns(app: str) -> list[str]:
+    """The key patterns ``app``'s ACL user may read and write; nothing of another app matches."""
+    return [pattern.format(app=app) for pattern in _c.ACL_APP_OWNED]
+
+
+def write_only_patterns() -> list[str]:
+    """The key patterns an app's ACL user may only push to: they hold every app's events."""
+    return list(_c.ACL_APP_WRITE_ONLY)
+
+
+def redis_app_user(app: str) -> str:
+    """The Redis ACL user of ``app``."""
+    return _c.REDIS_APP_USER.format(app=app)
+
+
+def grain_topic(app: str, grain: str) -> str:
+    """The Kafka topic that delivers events to ``grain`` of ``app`` (key: execution id)."""
+    return _c.TOPIC_GRAIN.format(app=app, grain=grain)
+
+
+def backup_topic(app: str, grain: str) -> str:
+    """The Kafka topic of the backups of ``grain``'s events (PROCESSING, FINISHED/FAILED)."""
+    return _c.TOPIC_BACKUP.format(app=app, grain=grain)
+
+
+RESULTS_TOPIC: str = _c.TOPIC_RESULTS
+"""Final RESULT/ERROR events of every execution."""

@@ -61,9 +61,11 @@ def test_loadApp_missingGrainFile_namesFileFieldAndRule(make_app: AppFactory) ->
 
 
 def test_loadApp_badName_reportsPattern(make_app: AppFactory) -> None:
-    """The app name must match [a-z0-9-]+."""
+    """The app name must match [a-z0-9][a-z0-9-]{0,62}."""
     root = make_app(VALID_YAML.replace("name: hello", "name: Hello_World"), VALID_FILES)
-    assert problems_of(root) == [f"{root}/app.yaml: name: 'Hello_World' must match [a-z0-9-]+"]
+    assert problems_of(root) == [
+        f"{root}/app.yaml: name: 'Hello_World' must match [a-z0-9][a-z0-9-]{{0,62}}"
+    ]
 
 
 def test_loadApp_missingSections_reportsEach(make_app: AppFactory) -> None:

@@ -89,7 +89,7 @@ def test_emulate_invalidApp_printsEveryProblemExit2(make_app: AppFactory) -> Non
     code, out, err = invoke("emulate", str(root), "--input", "{}")
     assert code == 2
     assert out == ""
-    assert "name: 'Bad' must match [a-z0-9-]+" in err
+    assert "name: 'Bad' must match [a-z0-9][a-z0-9-]{0,62}" in err
     assert "grains.a: file missing.py does not exist" in err
     assert "workflows: must be a non-empty mapping" in err
 

@@ -1,4 +1,5 @@
-"""The fork runner: every way a grain instance can end becomes an explained GrainResult."""
+"""One invocation in a forked child (fork_invocation on a Pool, as the emulator runs it):
+every way a grain instance can end becomes an explained GrainResult."""
 
 from __future__ import annotations
 
@@ -13,23 +14,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from sand.data import DataStore, Scope
 from sand.data.memory import DictDataStore, MemoryDataServer
-from sand.grain.runner import (
-    GrainError,
-    GrainLoadError,
-    GrainResult,
-    Invocation,
-    child_main,
-    decode_result,
-    encode_result,
-    invoke,
-    load_handler,
-    result_from_exit,
-    run,
-)
+from sand.grain.child import ChildSetup
+from sand.grain.exits import ExitCode, explain_exit
+from sand.grain.pool import DEFAULT_SETUP, Pool
+from sand.grain.result import GrainError, GrainResult, Invocation, decode_result, encode_result
+from sand.grain.runner import GrainLoadError, fork_invocation, invoke, load_handler
+
+from tests.unit.sdk.forking import gone, until_ended
 
 
 def invocation(grain: str = "g", event: Any = None, **fields: Any) -> Invocation:
@@ -38,22 +32,28 @@ def invocation(grain: str = "g", event: Any = None, **fields: Any) -> Invocation
     return Invocation("app", grain, "exec-1", event, **defaults)
 
 
+def run(
+    handler: Any,
+    inv: Invocation,
+    stores: dict[Scope, DataStore],
+    *,
+    grace_s: float = 0.3,
+    setup: ChildSetup = DEFAULT_SETUP,
+) -> GrainResult:
+    """Fork the invocation and run the pool's monitoring loop until it ended."""
+    pool = Pool(grace_s=grace_s, setup=setup)
+    child = fork_invocation(pool, handler, inv, stores)
+    try:
+        (ended,) = until_ended(pool, within_s=8.0)
+    finally:
+        pool.kill_all()
+    assert ended.child is child and not pool.children
+    return ended.outcome()
+
+
 def run_forked(handler: Any, event: Any = None, grace_s: float = 0.3, **fields: Any) -> GrainResult:
     stores: dict[Scope, DataStore] = {"local": DictDataStore(), "global": DictDataStore()}
     return run(handler, invocation(handler.__name__, event, **fields), stores, grace_s=grace_s)
-
-
-def gone(pid: int, within_s: float = 3.0) -> bool:
-    """The process no longer runs (absent, or a zombie waiting for init)."""
-    give_up = time.monotonic() + within_s
-    while time.monotonic() < give_up:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.02)
-    return False
 
 
 # -- grains used by the tests (module level: the child runs them after the fork) --------
@@ -248,8 +248,8 @@ def test_run_oversizeOutput_reportsDataLimitExceeded() -> None:
 @pytest.mark.timeout(10)
 def test_run_stdoutToStderr_keepsStdoutClean(capfd: pytest.CaptureFixture[str]) -> None:
     """With stdout_to_stderr, a grain's prints go to stderr."""
-    stores = {"local": DictDataStore()}
-    result = run(prints, invocation("prints"), stores, stdout_to_stderr=True)  # type: ignore[arg-type]
+    stores: dict[Scope, DataStore] = {"local": DictDataStore()}
+    result = run(prints, invocation("prints"), stores, setup=ChildSetup(stdout_to_stderr=True))
     assert result.output == "done"
     out, err = capfd.readouterr()
     assert "printed by the grain" in err
@@ -265,12 +265,12 @@ def test_run_dataWrittenInChild_visibleInParent() -> None:
         return None
 
     with MemoryDataServer() as server:
-        stores = {"local": server.store("app", "local")}
-        assert run(writes, invocation("writes"), stores).ok  # type: ignore[arg-type]
+        stores: dict[Scope, DataStore] = {"local": server.store("app", "local")}
+        assert run(writes, invocation("writes"), stores).ok
         assert json.loads(server.snapshot("app", "local")["seen"][1:])["pid"] != os.getpid()
 
 
-# -- in-process pieces (what a pre-forking worker reuses) ------------------------------------
+# -- in-process pieces (what a grain worker's child runs) -----------------------------------
 
 
 def test_invoke_inProcess_normalisesOutputAsJson() -> None:
@@ -287,13 +287,20 @@ def test_encodeDecode_roundTrip() -> None:
     assert decode_result(encode_result(failed)) == failed
 
 
-def test_resultFromExit_explainsStatuses() -> None:
+def test_explainExit_explainsStatuses() -> None:
     """Wait statuses map to States.TaskFailed / States.Timeout with a readable cause."""
-    killed = result_from_exit("g", signal.SIGKILL)  # waitpid status of a SIGKILLed child
+    killed = explain_exit("g", signal.SIGKILL)  # waitpid status of a SIGKILLed child
     assert killed.cause == "grain 'g' process was killed by signal SIGKILL (9)"
-    assert result_from_exit("g", 5 << 8).cause == "grain 'g' process exited with status 5"
-    timed_out = result_from_exit("g", signal.SIGKILL, timed_out=True, timeout_s=2)
+    assert explain_exit("g", 5 << 8).cause == "grain 'g' process exited with status 5"
+    timed_out = explain_exit("g", signal.SIGKILL, timed_out=True, timeout_s=2)
     assert timed_out.error == "States.Timeout"
+
+
+def test_explainExit_runnerFailed_namesTheRunnerNotTheGrain() -> None:
+    """The runner's own exit code is named, and points at the logs for its traceback."""
+    failed = explain_exit("g", ExitCode.RUNNER_FAILED << 8)
+    assert failed.error == "States.TaskFailed"
+    assert "status 70 (RUNNER_FAILED" in (failed.cause or "")
 
 
 def test_loadHandler_importFailure_namesFile(tmp_path: Path) -> None:
@@ -324,32 +331,10 @@ def test_run_uncaughtBadNextGrain_reportsStatesRuntime() -> None:
 
 
 @pytest.mark.timeout(10)
-def test_childMain_preforkedChild_waitsForEventThenDelivers() -> None:
-    """child_main serves a child forked before its event: receive blocks, deliver publishes."""
-    event_r, event_w = os.pipe()
-    out_r, out_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(event_w)
-        os.close(out_r)
-
-        def receive() -> Invocation:
-            with os.fdopen(event_r, "rb") as queue:  # stands for BRPOP on the grain's queue
-                return invocation("echo_with_next", json.loads(queue.readline()))
-
-        def deliver(inv: Invocation, result: GrainResult) -> None:
-            os.write(out_w, encode_result(result))
-
-        child_main(echo_with_next, {}, receive=receive, deliver=deliver)
-    os.close(event_r)
-    os.close(out_w)
-    time.sleep(0.05)  # the child is up and blocked in receive
-    os.write(event_w, b'{"n": 7}\n')
-    os.close(event_w)
-    with os.fdopen(out_r, "rb") as published:
-        result = decode_result(published.read())
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
-    assert result.output["event"] == {"n": 7}
-    assert result.output["pgid"] == pid  # the child prepared itself: own process group
-    assert result.next_grains == ("next-a",)
+def test_run_oversizeWire_killsChildAndReportsDataLimitExceeded() -> None:
+    """A frame above the child's wire limit gets it killed at once: DataLimitExceeded."""
+    pool = Pool(grace_s=0.3)
+    child = pool.fork(lambda channel: channel.took(b"x" * 4096), grain="g", wire_limit_bytes=1024)
+    ended = until_ended(pool)
+    assert child.oversize and child.killed
+    assert ended[0].outcome().cause == "grain 'g' sent more than 1024 bytes of result"

@@ -18,6 +18,7 @@ from sand_workflows.engine import (
     TaskCall,
     TimerCall,
 )
+from sand_workflows.tokens import TokenKind, decode_token, encode_token
 
 
 def wf(defn: dict[str, Any]) -> Workflow:
@@ -50,10 +51,12 @@ def test_token_is_json_and_carries_the_continuation() -> None:
     """The token is a JSON string naming the state and the execution; it round-trips."""
     engine = Engine(wf(TASK), InMemoryStore())
     call = only(engine.start("e1", {"a": 1}), TaskCall)
-    body = json.loads(call.token)
-    assert body["s"] == "T" and body["x"] == "e1" and body["fr"] == []
-    assert json.loads(json.dumps(body)) == body
-    assert "raw" not in body, "ResultPath $ and no Retry/Catch: the raw input is not carried"
+    assert isinstance(json.loads(call.token), dict)
+    token = decode_token(call.token)
+    assert (token.kind, token.state, token.lineage.execution.id) == (TokenKind.TASK, "T", "e1")
+    assert token.lineage.frames == ()
+    assert encode_token(token) == call.token
+    assert token.raw_input is None, "ResultPath $ and no Retry/Catch: the raw input is not carried"
     assert only(engine.task_succeeded(call.token, 5), Finished).output == 5
 
 
@@ -65,7 +68,7 @@ def test_token_carries_raw_input_only_when_needed() -> None:
     }
     engine = Engine(wf(defn), InMemoryStore())
     call = only(engine.start("e1", {"a": 1}), TaskCall)
-    assert json.loads(call.token)["raw"] == {"a": 1}
+    assert decode_token(call.token).raw_input == {"a": 1}
     assert only(engine.task_succeeded(call.token, 2), Finished).output == {"a": 1, "r": 2}
 
 
@@ -317,8 +320,8 @@ def test_retry_of_parallel_restarts_all_branches_in_a_new_group() -> None:
     a, b = engine.start("e", {})
     timer = only(engine.task_failed(a.token, "Boom", ""), TimerCall)
     a2, b2 = engine.timer_fired(timer.token)
-    old_group = json.loads(a.token)["fr"][0]["g"]
-    new_group = json.loads(a2.token)["fr"][0]["g"]
+    old_group = decode_token(a.token).lineage.frames[0].group_id
+    new_group = decode_token(a2.token).lineage.frames[0].group_id
     assert old_group != new_group
     assert engine.task_succeeded(b.token, "stale") == []
     assert engine.task_succeeded(a2.token, "x") == []

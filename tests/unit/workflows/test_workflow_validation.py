@@ -104,6 +104,11 @@ def test_valid_definition_has_no_problems() -> None:
         ),
         (machine(A={"End": True}), "main.yaml: States.A.Type", "must have a 'Type'"),
         (
+            machine(A={"Type": {"not": "a name"}, "End": True}),
+            "main.yaml: States.A.Type",
+            "unknown state Type {'not': 'a name'}",
+        ),
+        (
             machine(A={"Type": "Pass", "End": True, "Reslt": 1}),
             "main.yaml: States.A.Reslt",
             "unknown field 'Reslt' in a Pass state",

@@ -289,18 +289,19 @@ def _set(node: Any, steps: tuple[Step, ...], value: Any, text: str) -> Any:
             copy[step] = _set(node[step], rest, value, text)
             return copy
         raise PathWriteError(
-            f"ResultPath '{text}': index [{step}] cannot be written into {_kind(node)}"
+            f"ResultPath '{text}': index [{step}] cannot be written into {json_kind(node)}"
         )
     if not isinstance(node, dict):
         raise PathWriteError(
-            f"ResultPath '{text}': field '{step}' cannot be written into {_kind(node)}"
+            f"ResultPath '{text}': field '{step}' cannot be written into {json_kind(node)}"
         )
     copy_d = dict(node)
     copy_d[step] = _set(node.get(step, {}) if step in node else {}, rest, value, text)
     return copy_d
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """How messages name the kind of a JSON value: ``null``, ``a number``, ``an object``..."""
     kinds: dict[type, str] = {
         dict: "an object",
         list: "an array",

@@ -50,3 +50,10 @@ struct EventMessage {
   17: optional map<string, string> headers,  // tracing and extensions
   18: string event_id,             // unique per event; a backup's flag updates refer to it
 }
+
+// The flag of the event that ends an execution: a RESULT is FINISHED, an ERROR
+// FAILED, whichever side (grain instance, host agent, frontend) writes it.
+const map<EventKind, EventFlag> FINAL_FLAG = {
+  EventKind.RESULT: EventFlag.FINISHED,
+  EventKind.ERROR: EventFlag.FAILED,
+}

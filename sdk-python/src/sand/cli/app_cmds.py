@@ -16,6 +16,7 @@ from rich.table import Table
 from sand.app import AppError, load_app
 from sand.client import Execution, SandApiError, SandClient
 from sand.cluster.config import ConfigError, load_config
+from sand.contracts import ExecutionStatus
 
 _err = Console(stderr=True, highlight=False)
 _out = Console(highlight=False)
@@ -183,10 +184,10 @@ def _read_input(input_json: str | None, input_file: Path | None) -> Any:
 
 
 def _print_execution(execution: Execution) -> None:
-    if execution.status == "SUCCEEDED":
+    if execution.status == ExecutionStatus.SUCCEEDED:
         print(json.dumps(execution.output))
         return
-    if execution.status == "FAILED":
+    if execution.status == ExecutionStatus.FAILED:
         print(json.dumps({"Error": execution.error, "Cause": execution.cause}))
         raise SystemExit(1)
     print(json.dumps({"execution_id": execution.execution_id, "status": execution.status}))

@@ -1,5 +1,6 @@
 package dev.sand.store;
 
+import dev.sand.contracts.ExecutionStatus;
 import java.time.Instant;
 
 /**
@@ -8,7 +9,7 @@ import java.time.Instant;
  * @param executionId the execution
  * @param app its application
  * @param workflow its workflow
- * @param status {@code SUCCEEDED} or {@code FAILED}
+ * @param status SUCCEEDED or FAILED (stored by name)
  * @param output the output JSON when it succeeded, else null
  * @param error the ASL error name when it failed, else null
  * @param cause the cause when it failed, else null
@@ -18,7 +19,7 @@ public record ExecutionRecord(
     String executionId,
     String app,
     String workflow,
-    String status,
+    ExecutionStatus status,
     String output,
     String error,
     String cause,
@@ -27,7 +28,7 @@ public record ExecutionRecord(
     if (executionId == null || executionId.isBlank()) {
       throw new IllegalArgumentException("execution record: execution id must be non-blank");
     }
-    if (!"SUCCEEDED".equals(status) && !"FAILED".equals(status)) {
+    if (status != ExecutionStatus.SUCCEEDED && status != ExecutionStatus.FAILED) {
       throw new IllegalArgumentException(
           "execution record "
               + executionId

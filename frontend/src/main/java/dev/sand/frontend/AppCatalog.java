@@ -1,8 +1,8 @@
 package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sand.bus.Queues;
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.contracts.Keys;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;
@@ -37,8 +37,8 @@ final class AppCatalog {
   }
 
   /**
-   * The metadata of {@code app} (a valid name, see {@link dev.sand.bus.Names#requireApp}); empty
-   * when it is not deployed.
+   * The metadata of {@code app} (a valid name, see {@link dev.sand.contracts.Names#requireApp});
+   * empty when it is not deployed.
    *
    * @throws dev.sand.bus.redis.LocalBusException when Redis is unreachable
    * @throws IllegalStateException naming the key when the stored document is unusable
@@ -49,7 +49,7 @@ final class AppCatalog {
     if (cached != null && now - cached.readAtNanos() < TTL.toNanos()) {
       return cached.app();
     }
-    String key = Queues.app(app);
+    String key = Keys.app(app);
     Optional<AppMetadata> found = bus.get(key).map(bytes -> parse(app, key, bytes));
     if (cache.size() >= MAX_ENTRIES) {
       // misses for made-up names must not grow the cache without bound

@@ -1,7 +1,7 @@
 package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sand.bus.Names;
+import dev.sand.contracts.Names;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;

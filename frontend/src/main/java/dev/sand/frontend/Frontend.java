@@ -1,9 +1,9 @@
 package dev.sand.frontend;
 
-import dev.sand.bus.Names;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
+import dev.sand.contracts.Names;
 import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
@@ -84,7 +84,8 @@ public final class Frontend implements AutoCloseable {
     }
     frontendId = Names.requireHostId("fe-" + connector.getLocalPort());
     try {
-      bus = RedisLocalBus.connect(config.redis(), REDIS_TIMEOUT);
+      bus =
+          RedisLocalBus.connect(config.redis().socket(), config.redis().password(), REDIS_TIMEOUT);
     } catch (LocalBusException e) {
       closeConnector();
       throw new IllegalStateException("frontend " + frontendId + ": " + e.getMessage(), e);

@@ -1,6 +1,6 @@
 package dev.sand.frontend;
 
-import dev.sand.bus.Names;
+import dev.sand.contracts.Names;
 import java.util.Objects;
 
 /**

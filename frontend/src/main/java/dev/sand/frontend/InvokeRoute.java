@@ -3,10 +3,11 @@ package dev.sand.frontend;
 import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
-import dev.sand.bus.Names;
 import dev.sand.bus.redis.LocalBusException;
+import dev.sand.contracts.ExecutionStatus;
+import dev.sand.contracts.Names;
+import dev.sand.contracts.ResultDocument;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -103,7 +104,8 @@ final class InvokeRoute {
     }
 
     String id = invocation.executionId();
-    CompletableFuture<JsonNode> result = invocation.sync() ? pending.register(id, timeout) : null;
+    CompletableFuture<ResultDocument> result =
+        invocation.sync() ? pending.register(id, timeout) : null;
     try {
       invoker.submit(invocation);
     } catch (LocalBusException | KafkaEntry.EntryException e) {
@@ -134,23 +136,22 @@ final class InvokeRoute {
     result.whenComplete((doc, error) -> answer(id, doc, response, callback));
   }
 
-  private static void answer(String id, JsonNode doc, Response response, Callback callback) {
+  private static void answer(String id, ResultDocument doc, Response response, Callback callback) {
     if (doc == null) {
       JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
       return;
     }
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("execution_id", id);
-    String status = doc.path("status").asText();
-    body.put("status", status);
-    if ("SUCCEEDED".equals(status)) {
-      body.put("output", doc.get("output"));
+    body.put("status", doc.status().name());
+    if (doc.status() == ExecutionStatus.SUCCEEDED) {
+      body.put("output", doc.output());
     } else {
-      body.put("error", doc.get("error"));
-      body.put("cause", doc.get("cause"));
+      body.put("error", doc.error());
+      body.put("cause", doc.cause());
     }
-    if (doc.has("trace")) {
-      body.put("trace", doc.get("trace"));
+    if (doc.trace() != null) {
+      body.put("trace", doc.trace());
     }
     JsonHttp.send(response, callback, HttpStatus.OK_200, body);
   }
@@ -158,7 +159,7 @@ final class InvokeRoute {
   private static Map<String, Object> running(String id) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("execution_id", id);
-    body.put("status", "RUNNING");
+    body.put("status", ExecutionStatus.RUNNING.name());
     return body;
   }
 

@@ -1,20 +1,19 @@
 package dev.sand.frontend;
 
 import dev.sand.bus.EventCodec;
-import dev.sand.bus.Names;
-import dev.sand.bus.Queues;
-import dev.sand.bus.Topics;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.contracts.Keys;
+import dev.sand.contracts.Names;
+import dev.sand.contracts.ResultDocument;
+import dev.sand.contracts.Topics;
 import io.lettuce.core.ScriptOutputType;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
@@ -28,9 +27,6 @@ import java.util.UUID;
  * Thread-safe; {@link #submit} blocks on one Redis round trip.
  */
 final class Invoker {
-  /** How long Redis keeps an execution's status document (Cassandra keeps it longer). */
-  static final Duration RESULT_TTL = Duration.ofHours(1);
-
   private static final byte[] SCRIPT =
       """
       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -75,7 +71,7 @@ final class Invoker {
     EventMessage event = event(invocation, now);
     if (invocation.viaKafka()) {
       // the host agent that takes it from the topic writes the PROCESSING copy
-      bus.set(Queues.result(invocation.executionId()), running(invocation, now), RESULT_TTL);
+      bus.set(Keys.result(invocation.executionId()), running(invocation, now), ResultDocument.TTL);
       kafka.publish(
           Topics.grain(invocation.app(), invocation.entryGrain()),
           invocation.executionId(),
@@ -84,13 +80,13 @@ final class Invoker {
     }
     EventMessage backup = event.deepCopy().setFlag(EventFlag.PROCESSING);
     byte[][] keys = {
-      bytes(Queues.result(invocation.executionId())),
-      bytes(Queues.agent(hostId)),
-      bytes(Queues.grain(invocation.app(), invocation.entryGrain()))
+      bytes(Keys.result(invocation.executionId())),
+      bytes(Keys.agent(hostId)),
+      bytes(Keys.grain(invocation.app(), invocation.entryGrain()))
     };
     byte[][] values = {
       running(invocation, now),
-      bytes(Long.toString(RESULT_TTL.toMillis())),
+      bytes(Long.toString(ResultDocument.TTL.toMillis())),
       EventCodec.encode(backup),
       EventCodec.encode(event)
     };
@@ -137,17 +133,9 @@ final class Invoker {
   }
 
   private static byte[] running(Invocation invocation, long nowMs) {
-    Map<String, Object> doc = new LinkedHashMap<>();
-    doc.put("execution_id", invocation.executionId());
-    doc.put("app", invocation.app());
-    doc.put("workflow", invocation.workflow());
-    doc.put("status", "RUNNING");
-    doc.put("started_ms", nowMs);
-    try {
-      return JsonHttp.MAPPER.writeValueAsBytes(doc);
-    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
-      throw new IllegalStateException("cannot serialize a map of strings and numbers", e);
-    }
+    return ResultDocument.running(
+            invocation.executionId(), invocation.app(), invocation.workflow(), nowMs)
+        .toBytes();
   }
 
   private static byte[] bytes(String text) {

@@ -1,6 +1,6 @@
 package dev.sand.frontend;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.contracts.ResultDocument;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * way (result, timeout or {@link #abandon}), so the map only holds calls still waiting.
  */
 final class PendingReplies {
-  private final ConcurrentHashMap<String, CompletableFuture<JsonNode>> waiting =
+  private final ConcurrentHashMap<String, CompletableFuture<ResultDocument>> waiting =
       new ConcurrentHashMap<>();
 
   /**
@@ -24,8 +24,8 @@ final class PendingReplies {
    *     timeout} passes first
    * @throws IllegalStateException when the id is already waiting (ids are random UUIDs)
    */
-  CompletableFuture<JsonNode> register(String executionId, Duration timeout) {
-    CompletableFuture<JsonNode> future = new CompletableFuture<>();
+  CompletableFuture<ResultDocument> register(String executionId, Duration timeout) {
+    CompletableFuture<ResultDocument> future = new CompletableFuture<>();
     if (waiting.putIfAbsent(executionId, future) != null) {
       throw new IllegalStateException("execution '" + executionId + "' is already waiting");
     }
@@ -39,14 +39,14 @@ final class PendingReplies {
    *
    * @return false when nobody waits for it (unknown, timed out or abandoned)
    */
-  boolean complete(String executionId, JsonNode result) {
-    CompletableFuture<JsonNode> future = waiting.remove(executionId);
+  boolean complete(String executionId, ResultDocument result) {
+    CompletableFuture<ResultDocument> future = waiting.remove(executionId);
     return future != null && future.complete(result);
   }
 
   /** Stops waiting for {@code executionId} (its event could not be pushed); completes with null. */
   void abandon(String executionId) {
-    CompletableFuture<JsonNode> future = waiting.remove(executionId);
+    CompletableFuture<ResultDocument> future = waiting.remove(executionId);
     if (future != null) {
       future.complete(null);
     }

@@ -1,15 +1,13 @@
 package dev.sand.frontend;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.EventCodecException;
-import dev.sand.bus.Queues;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
-import java.io.IOException;
+import dev.sand.contracts.Keys;
+import dev.sand.contracts.ResultDocument;
 import java.time.Duration;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -41,7 +39,7 @@ final class ReplyDispatcher implements AutoCloseable {
 
   private ReplyDispatcher(RedisLocalBus bus, String frontendId, PendingReplies pending) {
     this.bus = bus;
-    this.queue = Queues.reply(frontendId);
+    this.queue = Keys.reply(frontendId);
     this.pending = pending;
     this.thread = new Thread(this::run, "replies-" + frontendId);
     thread.setDaemon(true);
@@ -105,7 +103,7 @@ final class ReplyDispatcher implements AutoCloseable {
       return;
     }
     String id = event.getExecution_id();
-    JsonNode result = resultDocument(event);
+    ResultDocument result = resultDocument(event);
     if (!pending.complete(id, result)) {
       LOG.atInfo()
           .addKeyValue("execution_id", id)
@@ -116,41 +114,41 @@ final class ReplyDispatcher implements AutoCloseable {
 
   /**
    * The result document of a RESULT/ERROR event: its payload, or, when the payload is missing or
-   * not a JSON object, a FAILED document built from the event's error and cause.
+   * not a result document, a FAILED document built from the event's error and cause.
+   *
+   * @throws IllegalArgumentException when the event's execution id is not one (nobody waits for it)
    */
-  static JsonNode resultDocument(EventMessage event) {
+  static ResultDocument resultDocument(EventMessage event) {
     byte[] payload = event.getPayload();
     if (payload != null && payload.length > 0) {
       try {
-        JsonNode doc = JsonHttp.MAPPER.readTree(payload);
-        if (doc != null && doc.isObject() && doc.path("status").isTextual()) {
-          return doc;
-        }
-      } catch (IOException e) {
+        return ResultDocument.parse(payload);
+      } catch (IllegalArgumentException e) {
         // fall through: describe the broken reply instead of losing the caller's answer
       }
     }
-    ObjectNode doc = JsonHttp.MAPPER.createObjectNode();
-    doc.put("execution_id", event.getExecution_id());
-    doc.put("status", "FAILED");
-    if (event.getKind() == EventKind.ERROR
-        && event.getError() != null
-        && !event.getError().isEmpty()) {
-      doc.put("error", event.getError());
-      doc.put("cause", event.getCause());
-    } else {
-      doc.put("error", "Sand.InvalidResult");
-      doc.put(
-          "cause",
-          "the "
-              + event.getKind()
-              + " event of execution '"
-              + event.getExecution_id()
-              + "' carries no result document ("
-              + (payload == null ? 0 : payload.length)
-              + " payload bytes)");
-    }
-    return doc;
+    boolean named =
+        event.getKind() == EventKind.ERROR
+            && event.getError() != null
+            && !event.getError().isEmpty();
+    String error = named ? event.getError() : "Sand.InvalidResult";
+    String cause =
+        named
+            ? event.getCause()
+            : "the "
+                + event.getKind()
+                + " event of execution '"
+                + event.getExecution_id()
+                + "' carries no result document ("
+                + (payload == null ? 0 : payload.length)
+                + " payload bytes)";
+    return ResultDocument.failed(
+        event.getExecution_id(),
+        event.getApp(),
+        event.getWorkflow(),
+        event.getCreated_ms(),
+        error,
+        cause);
   }
 
   private static void sleep(Duration duration) {

@@ -1,9 +1,9 @@
 package dev.sand.frontend;
 
-import dev.sand.bus.Names;
-import dev.sand.bus.Queues;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.contracts.Keys;
+import dev.sand.contracts.Names;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -160,7 +160,7 @@ final class Routes extends Handler.Abstract {
     }
     Optional<byte[]> doc;
     try {
-      doc = bus.get(Queues.result(id));
+      doc = bus.get(Keys.result(id));
     } catch (LocalBusException e) {
       JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
       return;

@@ -6,12 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpServer;
 import dev.sand.bus.EventCodec;
-import dev.sand.bus.Queues;
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.redis.RedisServer;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.config.ClusterConfig;
+import dev.sand.contracts.Keys;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -71,7 +72,7 @@ class FrontendTest {
   @BeforeEach
   void deployHello() {
     bus.call("FLUSHALL", c -> c.flushall());
-    bus.set(Queues.app("hello"), APP_DOC.getBytes(StandardCharsets.UTF_8), null);
+    bus.set(Keys.app("hello"), APP_DOC.getBytes(StandardCharsets.UTF_8), null);
   }
 
   @AfterEach
@@ -156,7 +157,7 @@ class FrontendTest {
                       .formatted(
                           invoke.getExecution_id(), invoke.getApp(), invoke.getWorkflow(), output);
               bus.set(
-                  Queues.result(invoke.getExecution_id()),
+                  Keys.result(invoke.getExecution_id()),
                   doc.getBytes(StandardCharsets.UTF_8),
                   Duration.ofHours(1));
               EventMessage result =
@@ -168,7 +169,7 @@ class FrontendTest {
                       .setApp(invoke.getApp())
                       .setWorkflow(invoke.getWorkflow())
                       .setPayload(doc.getBytes(StandardCharsets.UTF_8));
-              bus.push(Queues.reply(invoke.getReply_to()), result);
+              bus.push(Keys.reply(invoke.getReply_to()), result);
             },
             "fake-worker");
     worker.setDaemon(true);
@@ -247,7 +248,7 @@ class FrontendTest {
   void invoke_sync_returnsWorkerOutput() throws Exception {
     start();
     AtomicReference<EventMessage> seen = new AtomicReference<>();
-    Thread worker = worker(Queues.grain("hello", "upper"), "{\"text\": \"HI\"}", seen);
+    Thread worker = worker(Keys.grain("hello", "upper"), "{\"text\": \"HI\"}", seen);
 
     HttpResponse<String> response = send("POST", "/v1/apps/hello/invoke", "{\"text\": \"hi\"}");
     worker.join(5000);
@@ -281,12 +282,12 @@ class FrontendTest {
     Thread worker =
         new Thread(
             () -> {
-              EventMessage invoke = take(Queues.grain("hello", "upper"));
+              EventMessage invoke = take(Keys.grain("hello", "upper"));
               String doc =
                   "{\"execution_id\":\"%s\",\"status\":\"FAILED\",\"error\":\"Boom\",\"cause\":\"bad\"}"
                       .formatted(invoke.getExecution_id());
               bus.push(
-                  Queues.reply(invoke.getReply_to()),
+                  Keys.reply(invoke.getReply_to()),
                   new EventMessage()
                       .setKind(EventKind.ERROR)
                       .setExecution_id(invoke.getExecution_id())
@@ -330,7 +331,7 @@ class FrontendTest {
     assertThat(response.statusCode()).isEqualTo(202);
     String id = json(response).get("execution_id").asText();
     assertThat(json(response).get("status").asText()).isEqualTo("RUNNING");
-    EventMessage invoke = take(Queues.grain("hello", "greet"));
+    EventMessage invoke = take(Keys.grain("hello", "greet"));
     assertThat(invoke.getReply_to()).isEmpty();
     assertThat(invoke.getWorkflow()).isEqualTo("other");
 
@@ -340,11 +341,11 @@ class FrontendTest {
     assertThat(running.get("app").asText()).isEqualTo("hello");
     assertThat(running.get("workflow").asText()).isEqualTo("other");
     assertThat(running.get("started_ms").asLong()).isPositive();
-    long ttlMs = bus.call("PTTL", c -> c.pttl(Queues.result(id).getBytes(StandardCharsets.UTF_8)));
+    long ttlMs = bus.call("PTTL", c -> c.pttl(Keys.result(id).getBytes(StandardCharsets.UTF_8)));
     assertThat(ttlMs).isBetween(Duration.ofMinutes(59).toMillis(), Duration.ofHours(1).toMillis());
 
     String done = "{\"execution_id\":\"" + id + "\",\"status\":\"SUCCEEDED\",\"output\":3}";
-    bus.set(Queues.result(id), done.getBytes(StandardCharsets.UTF_8), Duration.ofHours(1));
+    bus.set(Keys.result(id), done.getBytes(StandardCharsets.UTF_8), Duration.ofHours(1));
     HttpResponse<String> finished = send("GET", "/v1/executions/" + id, null);
     assertThat(finished.statusCode()).isEqualTo(200);
     assertThat(json(finished).get("output").asInt()).isEqualTo(3);
@@ -358,11 +359,11 @@ class FrontendTest {
     String id =
         json(send("POST", "/v1/apps/hello/invoke?mode=async", "")).get("execution_id").asText();
 
-    EventMessage copy = take(Queues.agent(HOST));
+    EventMessage copy = take(Keys.agent(HOST));
     assertThat(copy.getFlag()).isEqualTo(EventFlag.PROCESSING);
     assertThat(copy.getKind()).isEqualTo(EventKind.INVOKE);
     assertThat(copy.getExecution_id()).isEqualTo(id);
-    EventMessage queued = take(Queues.grain("hello", "upper"));
+    EventMessage queued = take(Keys.grain("hello", "upper"));
     assertThat(queued.getEvent_id()).isEqualTo(copy.getEvent_id());
     assertThat(new String(queued.getPayload(), StandardCharsets.UTF_8)).isEqualTo("{}");
   }
@@ -397,7 +398,7 @@ class FrontendTest {
   @Test
   void invoke_noWorkflowNoDefault_returns400() throws Exception {
     bus.set(
-        Queues.app("nodefault"),
+        Keys.app("nodefault"),
         "{\"name\":\"nodefault\",\"workflows\":{\"a\":{\"entry_grain\":\"g\"}}}"
             .getBytes(StandardCharsets.UTF_8),
         null);
@@ -421,7 +422,7 @@ class FrontendTest {
     assertThat(json(response).get("error").asText()).contains("1024 bytes");
     long queued =
         bus.call(
-            "LLEN", c -> c.llen(Queues.grain("hello", "upper").getBytes(StandardCharsets.UTF_8)));
+            "LLEN", c -> c.llen(Keys.grain("hello", "upper").getBytes(StandardCharsets.UTF_8)));
     assertThat(queued).isZero();
   }
 
@@ -475,14 +476,14 @@ class FrontendTest {
   void reply_unknownExecution_isDroppedAndDispatcherContinues() throws Exception {
     start();
     bus.push(
-        Queues.reply(frontend.id()),
+        Keys.reply(frontend.id()),
         new EventMessage()
             .setKind(EventKind.RESULT)
             .setExecution_id("nobody")
             .setPayload(new byte[0]));
-    bus.pushRaw(Queues.reply(frontend.id()), "not thrift".getBytes(StandardCharsets.UTF_8));
+    bus.pushRaw(Keys.reply(frontend.id()), "not thrift".getBytes(StandardCharsets.UTF_8));
     AtomicReference<EventMessage> seen = new AtomicReference<>();
-    Thread worker = worker(Queues.grain("hello", "upper"), "42", seen);
+    Thread worker = worker(Keys.grain("hello", "upper"), "42", seen);
 
     HttpResponse<String> response = send("POST", "/v1/apps/hello/invoke", "{}");
     worker.join(5000);
@@ -610,7 +611,7 @@ class FrontendTest {
                   .build(),
               HttpResponse.BodyHandlers.ofString()));
     }
-    byte[] queue = Queues.grain("hello", "upper").getBytes(StandardCharsets.UTF_8);
+    byte[] queue = Keys.grain("hello", "upper").getBytes(StandardCharsets.UTF_8);
     eventually(
         () -> {
           long queued = bus.call("LLEN", c -> c.llen(queue));
@@ -621,14 +622,14 @@ class FrontendTest {
       for (int i = 0; i < calls; i++) {
         EventMessage invoke =
             EventCodec.decode(
-                taker.take(Queues.grain("hello", "upper"), Duration.ofSeconds(5)).get());
+                taker.take(Keys.grain("hello", "upper"), Duration.ofSeconds(5)).get());
         String doc =
             "{\"execution_id\":\"%s\",\"status\":\"SUCCEEDED\",\"output\":%s}"
                 .formatted(
                     invoke.getExecution_id(),
                     new String(invoke.getPayload(), StandardCharsets.UTF_8));
         bus.push(
-            Queues.reply(invoke.getReply_to()),
+            Keys.reply(invoke.getReply_to()),
             new EventMessage()
                 .setKind(EventKind.RESULT)
                 .setExecution_id(invoke.getExecution_id())
@@ -661,13 +662,13 @@ class FrontendTest {
     } finally {
       redis.relaunch();
     }
-    eventually(() -> bus.set(Queues.app("hello"), APP_DOC.getBytes(StandardCharsets.UTF_8), null));
+    eventually(() -> bus.set(Keys.app("hello"), APP_DOC.getBytes(StandardCharsets.UTF_8), null));
     eventually(() -> assertThat(send("GET", "/health", null).statusCode()).isEqualTo(200));
     // let the app cache forget the outage-time reads
     Thread.sleep(AppCatalog.TTL.toMillis() + 100);
 
     AtomicReference<EventMessage> seen = new AtomicReference<>();
-    Thread worker = worker(Queues.grain("hello", "upper"), "\"back\"", seen);
+    Thread worker = worker(Keys.grain("hello", "upper"), "\"back\"", seen);
     HttpResponse<String> response = send("POST", "/v1/apps/hello/invoke?timeout_s=15", "{}");
     worker.join(5000);
 

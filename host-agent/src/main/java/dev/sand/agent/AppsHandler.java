@@ -58,7 +58,9 @@ final class AppsHandler extends Handler.Abstract {
     Deployer apps = deployer.get();
     try {
       if (apps == null) {
-        throw new DeployException(503, "the host agent is still connecting to its dependencies");
+        throw new DeployException(
+            DeployException.Reason.UNAVAILABLE,
+            "the host agent is still connecting to its dependencies");
       }
       if (parts.isEmpty()) {
         if ("POST".equals(method)) {
@@ -74,7 +76,10 @@ final class AppsHandler extends Handler.Abstract {
           ObjectNode found =
               apps.describe(app)
                   .orElseThrow(
-                      () -> new DeployException(404, "no application '" + app + "' is deployed"));
+                      () ->
+                          new DeployException(
+                              DeployException.Reason.NOT_FOUND,
+                              "no application '" + app + "' is deployed"));
           JsonHttp.send(response, callback, 200, found);
         } else if ("DELETE".equals(method)) {
           apps.undeploy(app);
@@ -114,11 +119,14 @@ final class AppsHandler extends Handler.Abstract {
       backend =
           wanted == null ? Optional.empty() : Optional.of(SandboxConfig.Backend.parse(wanted));
     } catch (ConfigException e) {
-      throw new DeployException(400, "backend must be docker or process, got '" + wanted + "'");
+      throw new DeployException(
+          DeployException.Reason.INVALID,
+          "backend must be docker or process, got '" + wanted + "'");
     }
     String backups = query.getValue("backups");
     if (backups != null && !backups.equals("on") && !backups.equals("off")) {
-      throw new DeployException(400, "backups must be on or off, got '" + backups + "'");
+      throw new DeployException(
+          DeployException.Reason.INVALID, "backups must be on or off, got '" + backups + "'");
     }
     String remote = query.getValue("remote_grains");
     Set<String> remoteGrains = new LinkedHashSet<>();
@@ -167,13 +175,14 @@ final class AppsHandler extends Handler.Abstract {
       LOG.atWarn().addKeyValue("error", e.getMessage()).log("deploy failed");
       Map<String, Object> last = new LinkedHashMap<>();
       last.put("status", "failed");
-      last.put("http_status", e.status());
+      last.put("http_status", status(e.reason()));
       last.put("problems", e.problems());
       write(stream[0], last);
       close(stream[0], callback);
     } catch (RuntimeException e) {
       LOG.atError().setCause(e).log("deploy crashed");
-      DeployException failure = new DeployException(500, "deploy failed: " + e);
+      DeployException failure =
+          new DeployException(DeployException.Reason.INTERNAL, "deploy failed: " + e);
       if (stream[0] == null) {
         throw failure;
       }
@@ -186,21 +195,25 @@ final class AppsHandler extends Handler.Abstract {
     long declared = request.getLength();
     if (declared > MAX_ARCHIVE_BYTES) {
       throw new DeployException(
-          413, "the upload is " + declared + " bytes; the limit is " + MAX_ARCHIVE_BYTES);
+          DeployException.Reason.TOO_LARGE,
+          "the upload is " + declared + " bytes; the limit is " + MAX_ARCHIVE_BYTES);
     }
     try (InputStream in = Content.Source.asInputStream(request)) {
       byte[] body = in.readNBytes(MAX_ARCHIVE_BYTES + 1);
       if (body.length > MAX_ARCHIVE_BYTES) {
         throw new DeployException(
-            413, "the upload is over the limit of " + MAX_ARCHIVE_BYTES + " bytes");
+            DeployException.Reason.TOO_LARGE,
+            "the upload is over the limit of " + MAX_ARCHIVE_BYTES + " bytes");
       }
       if (body.length == 0) {
         throw new DeployException(
-            400, "the request body must be a tar or zip of the app directory");
+            DeployException.Reason.INVALID,
+            "the request body must be a tar or zip of the app directory");
       }
       return body;
     } catch (IOException e) {
-      throw new DeployException(400, "cannot read the upload: " + e.getMessage());
+      throw new DeployException(
+          DeployException.Reason.INVALID, "cannot read the upload: " + e.getMessage());
     }
   }
 
@@ -236,7 +249,18 @@ final class AppsHandler extends Handler.Abstract {
     body.put(
         "error", e.problems().size() == 1 ? e.problems().get(0) : "the application is invalid");
     body.put("problems", e.problems());
-    JsonHttp.send(response, callback, e.status(), body);
+    JsonHttp.send(response, callback, status(e.reason()), body);
+  }
+
+  /** The HTTP status that answers a refusal for {@code reason}. */
+  static int status(DeployException.Reason reason) {
+    return switch (reason) {
+      case INVALID -> HttpStatus.BAD_REQUEST_400;
+      case NOT_FOUND -> HttpStatus.NOT_FOUND_404;
+      case TOO_LARGE -> HttpStatus.PAYLOAD_TOO_LARGE_413;
+      case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE_503;
+      case INTERNAL -> HttpStatus.INTERNAL_SERVER_ERROR_500;
+    };
   }
 
   private static void notAllowed(
@@ -258,7 +282,8 @@ final class AppsHandler extends Handler.Abstract {
       }
       return tail;
     } catch (NumberFormatException e) {
-      throw new DeployException(400, "tail must be an integer 1..100000, got '" + raw + "'");
+      throw new DeployException(
+          DeployException.Reason.INVALID, "tail must be an integer 1..100000, got '" + raw + "'");
     }
   }
 }

@@ -1,12 +1,13 @@
 package dev.sand.agent;
 
 import dev.sand.agent.apps.Deployer;
+import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.EventLoops;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bridge.kafka.KafkaIngress;
-import dev.sand.bus.Topics;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
+import dev.sand.contracts.Topics;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
@@ -143,7 +144,9 @@ public final class HostAgent implements AutoCloseable {
     Backend<RedisLocalBus> redis =
         new Backend<>(
             "redis",
-            () -> RedisLocalBus.connect(config.redis(), REQUEST_TIMEOUT),
+            () ->
+                RedisLocalBus.connect(
+                    config.redis().socket(), config.redis().password(), REQUEST_TIMEOUT),
             bus -> {
               bus.ping();
               return "redis " + bus.serverVersion() + " at " + config.redis().socket();
@@ -242,17 +245,22 @@ public final class HostAgent implements AutoCloseable {
     monitors.forEach(DependencyMonitor::start);
     Clients clients = wiring.clients();
     if (clients != null) {
+      Executions executions = new Executions(config.hostId(), wiring.clock());
       Deployer created =
           new Deployer(
               config,
-              clients.redis(),
-              clients.docker(),
-              processes,
+              new Deployer.Runtimes(clients.redis(), clients.docker(), processes),
+              executions,
               wiring.clock(),
               JsonHttp.MAPPER);
       loops =
           new EventLoops(
-              config.hostId(), clients.redis(), clients.kafka(), clients.cassandra(), created);
+              config.hostId(),
+              clients.redis(),
+              clients.kafka(),
+              clients.cassandra(),
+              created,
+              executions);
       loops.start();
       // the management API and the global-bus entry open once the dependencies are connected
       ready()

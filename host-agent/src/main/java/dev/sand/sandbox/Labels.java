@@ -1,18 +1,19 @@
 package dev.sand.sandbox;
 
-import dev.sand.bus.Names;
+import dev.sand.contracts.Names;
+import dev.sand.contracts.contractsConstants;
 import java.util.Map;
 
 /**
- * The labels and names SAND puts on sandboxes, built here and nowhere else. The owner label is how
- * an agent recognises its own leftovers after a crash.
+ * The labels and names SAND puts on sandboxes, from the contract ({@code contracts.thrift}) and
+ * built nowhere else. The owner label is how an agent recognises its own leftovers after a crash.
  */
 public final class Labels {
   /** The host id of the agent that created the sandbox. */
-  public static final String OWNER = "dev.sand.owner";
+  public static final String OWNER = contractsConstants.LABEL_OWNER;
 
   /** The application the sandbox isolates. */
-  public static final String APP = "dev.sand.app";
+  public static final String APP = contractsConstants.LABEL_APP;
 
   private Labels() {}
 
@@ -23,6 +24,10 @@ public final class Labels {
 
   /** The sandbox (container) name of {@code app} on {@code hostId}: {@code sand-<host>-<app>}. */
   public static String sandboxName(String hostId, String app) {
-    return "sand-" + Names.requireHostId(hostId) + "-" + Names.requireApp(app);
+    // validated names hold no braces, so neither value can be read as a placeholder
+    return contractsConstants
+        .SANDBOX_NAME
+        .replace("{host}", Names.requireHostId(hostId))
+        .replace("{app}", Names.requireApp(app));
   }
 }

@@ -19,12 +19,6 @@ public interface SandboxRuntime extends AutoCloseable {
   /** Starts a created sandbox. */
   void start(SandboxId id);
 
-  /**
-   * Starts {@code spec.command()} inside a running sandbox, detached (grain workers are
-   * long-lived); returns the backend's id of the process.
-   */
-  String exec(SandboxId id, ExecSpec spec);
-
   /** Stops a sandbox: SIGTERM, then SIGKILL after {@code grace}. */
   void stop(SandboxId id, Duration grace);
 

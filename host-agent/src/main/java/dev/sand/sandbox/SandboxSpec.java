@@ -1,6 +1,6 @@
 package dev.sand.sandbox;
 
-import dev.sand.bus.Names;
+import dev.sand.contracts.Names;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

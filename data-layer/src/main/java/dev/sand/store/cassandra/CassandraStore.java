@@ -145,7 +145,7 @@ public final class CassandraStore implements AutoCloseable {
                 record.executionId(),
                 record.app(),
                 record.workflow(),
-                record.status(),
+                record.status().name(),
                 record.output(),
                 record.error(),
                 record.cause(),

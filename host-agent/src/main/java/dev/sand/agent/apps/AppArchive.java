@@ -25,7 +25,7 @@ final class AppArchive {
   /**
    * Unpacks {@code archive} into {@code target} (created if missing). Blocking.
    *
-   * @throws DeployException (400) naming the entry when the archive is unreadable or unsafe
+   * @throws DeployException (INVALID) naming the entry when the archive is unreadable or unsafe
    */
   static void unpack(byte[] archive, Path target) {
     try {
@@ -41,7 +41,8 @@ final class AppArchive {
       }
     } catch (IOException | IllegalArgumentException e) {
       throw new DeployException(
-          400, "the upload is not a readable tar, tar.gz or zip archive: " + e.getMessage());
+          DeployException.Reason.INVALID,
+          "the upload is not a readable tar, tar.gz or zip archive: " + e.getMessage());
     }
   }
 
@@ -54,14 +55,14 @@ final class AppArchive {
         entries = count(entries);
         if (entry.isSymbolicLink() || entry.isLink() || !(entry.isFile() || entry.isDirectory())) {
           throw new DeployException(
-              400,
+              DeployException.Reason.INVALID,
               "archive entry '" + entry.getName() + "': only files and directories are allowed");
         }
         total = write(tar, entry.getName(), entry.isDirectory(), target, total);
       }
     }
     if (entries == 0) {
-      throw new DeployException(400, "the uploaded archive is empty");
+      throw new DeployException(DeployException.Reason.INVALID, "the uploaded archive is empty");
     }
   }
 
@@ -76,13 +77,15 @@ final class AppArchive {
       }
     }
     if (entries == 0) {
-      throw new DeployException(400, "the uploaded archive is empty");
+      throw new DeployException(DeployException.Reason.INVALID, "the uploaded archive is empty");
     }
   }
 
   private static int count(int entries) {
     if (entries + 1 > MAX_ENTRIES) {
-      throw new DeployException(400, "the archive holds more than " + MAX_ENTRIES + " entries");
+      throw new DeployException(
+          DeployException.Reason.INVALID,
+          "the archive holds more than " + MAX_ENTRIES + " entries");
     }
     return entries + 1;
   }
@@ -104,7 +107,7 @@ final class AppArchive {
         written += n;
         if (written > left) {
           throw new DeployException(
-              400,
+              DeployException.Reason.INVALID,
               "the archive unpacks to more than " + MAX_UNPACKED_BYTES / (1024 * 1024) + " MiB");
         }
         out.write(buffer, 0, n);
@@ -122,7 +125,8 @@ final class AppArchive {
     Path path = target.resolve(relative).normalize();
     if (relative.isAbsolute() || !path.startsWith(target)) {
       throw new DeployException(
-          400, "archive entry '" + name + "' would be written outside the application directory");
+          DeployException.Reason.INVALID,
+          "archive entry '" + name + "' would be written outside the application directory");
     }
     return path;
   }

@@ -32,8 +32,8 @@ final class AppDescriber {
    * The description of the app in {@code dir}: name, grains, workflows with their entry grains,
    * limits, requirements. Blocking (runs Python, up to a minute).
    *
-   * @throws DeployException (400) listing every problem when the app is invalid; (500) when the
-   *     validator itself cannot run
+   * @throws DeployException (INVALID) listing every problem when the app is invalid; (INTERNAL)
+   *     when the validator itself cannot run
    */
   ObjectNode describe(Path dir) {
     ProcessBuilder builder =
@@ -52,14 +52,18 @@ final class AppDescriber {
       stderr = new String(err.readAllBytes(), StandardCharsets.UTF_8);
       if (!process.waitFor(TIMEOUT_S, TimeUnit.SECONDS)) {
         process.destroyForcibly();
-        throw new DeployException(500, "validating the app took over " + TIMEOUT_S + " s");
+        throw new DeployException(
+            DeployException.Reason.INTERNAL, "validating the app took over " + TIMEOUT_S + " s");
       }
       code = process.exitValue();
     } catch (IOException e) {
-      throw new DeployException(500, "cannot run the validator " + python + ": " + e.getMessage());
+      throw new DeployException(
+          DeployException.Reason.INTERNAL,
+          "cannot run the validator " + python + ": " + e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new DeployException(500, "interrupted while validating the app");
+      throw new DeployException(
+          DeployException.Reason.INTERNAL, "interrupted while validating the app");
     }
     JsonNode doc;
     try {
@@ -69,12 +73,15 @@ final class AppDescriber {
     }
     if (doc == null || !doc.isObject()) {
       throw new DeployException(
-          500, "the validator failed (exit " + code + "): " + lastLines(stderr + stdout, 10));
+          DeployException.Reason.INTERNAL,
+          "the validator failed (exit " + code + "): " + lastLines(stderr + stdout, 10));
     }
     if (!doc.path("ok").asBoolean(false)) {
       List<String> problems = new ArrayList<>();
       doc.path("problems").forEach(p -> problems.add(p.asText()));
-      throw new DeployException(400, problems.isEmpty() ? List.of("the app is invalid") : problems);
+      throw new DeployException(
+          DeployException.Reason.INVALID,
+          problems.isEmpty() ? List.of("the app is invalid") : problems);
     }
     return (ObjectNode) doc.get("app");
   }

@@ -3,28 +3,45 @@ package dev.sand.agent.apps;
 import java.util.List;
 
 /**
- * A deploy (or another management call) was refused. {@code status} is the HTTP status to answer
- * with; {@code problems} each name the file, field or value and the rule broken.
+ * A deploy (or another management call) was refused. {@link #reason} says what kind of refusal it
+ * is, for the caller to branch on (the HTTP handler maps it to a status code); {@link #problems}
+ * each name the file, field or value and the rule broken.
  */
 public final class DeployException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  private final int status;
+  /** Why a management call was refused. */
+  public enum Reason {
+    /** The request or the application is wrong: the caller must change it. */
+    INVALID,
+    /** The request names no deployed application. */
+    NOT_FOUND,
+    /** The upload is over a size limit. */
+    TOO_LARGE,
+    /** A dependency of this host (Redis, Docker, a sandbox backend) is not available now. */
+    UNAVAILABLE,
+    /**
+     * This host failed to carry out a valid request (a tool would not run, workers did not start).
+     */
+    INTERNAL
+  }
+
+  private final Reason reason;
   private final List<String> problems;
 
-  public DeployException(int status, List<String> problems) {
+  public DeployException(Reason reason, List<String> problems) {
     super(String.join("; ", problems));
-    this.status = status;
+    this.reason = reason;
     this.problems = List.copyOf(problems);
   }
 
-  public DeployException(int status, String problem) {
-    this(status, List.of(problem));
+  public DeployException(Reason reason, String problem) {
+    this(reason, List.of(problem));
   }
 
-  /** The HTTP status for the answer (400 invalid app, 404 unknown app, 503 backend down, ...). */
-  public int status() {
-    return status;
+  /** What kind of refusal this is. */
+  public Reason reason() {
+    return reason;
   }
 
   /** Every problem found, in order. */

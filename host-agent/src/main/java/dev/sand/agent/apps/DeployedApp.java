@@ -3,6 +3,7 @@ package dev.sand.agent.apps;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.config.SandboxConfig;
 import dev.sand.sandbox.SandboxId;
+import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import java.nio.file.Path;
 import java.util.List;
@@ -32,5 +33,35 @@ record DeployedApp(
     String redisUser) {
   DeployedApp {
     grains = List.copyOf(grains);
+  }
+
+  /** This app with {@code newMetadata}. */
+  DeployedApp withMetadata(ObjectNode newMetadata) {
+    return new DeployedApp(
+        name, version, dir, backend, runtime, sandbox, newMetadata, grains, redisUser);
+  }
+
+  /**
+   * The backend's state of the sandbox ({@code running...}, {@code exited...}), or {@code missing}.
+   * Asks the runtime: blocking.
+   *
+   * @throws dev.sand.sandbox.SandboxException when the runtime does not answer
+   */
+  String sandboxState() {
+    return sandboxState(runtime.listOwned());
+  }
+
+  /** The state of the sandbox among {@code owned} (a runtime's listing), or {@code missing}. */
+  String sandboxState(List<SandboxInfo> owned) {
+    return owned.stream()
+        .filter(s -> s.id().equals(sandbox))
+        .map(SandboxInfo::state)
+        .findFirst()
+        .orElse("missing");
+  }
+
+  /** Whether {@code state} (from {@link #sandboxState}) is a running sandbox. */
+  static boolean isRunning(String state) {
+    return state.startsWith("running");
   }
 }

@@ -1,30 +1,28 @@
 package dev.sand.agent.bus;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sand.agent.apps.Deployer;
+import dev.sand.agent.apps.Executions;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.EventCodec;
-import dev.sand.bus.Queues;
-import dev.sand.bus.Topics;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.contracts.ExecutionStatus;
+import dev.sand.contracts.Keys;
+import dev.sand.contracts.ResultDocument;
+import dev.sand.contracts.Topics;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.cassandra.CassandraStore;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
@@ -42,8 +40,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
  *       the queue of the grain that set them; no process is held while a Wait runs.
  *   <li><b>watchdog</b>: restarts sandboxes that died ({@link Deployer#watch}) and re-queues the
- *       events their instances had taken (attempt + 1), or fails the execution after {@value
- *       #MAX_ATTEMPTS} attempts, so no accepted invocation is lost silently.
+ *       events their instances had taken (attempt + 1), or fails the execution ({@link Executions})
+ *       after {@value Replayer#MAX_ATTEMPTS} attempts, so no accepted invocation is lost silently.
  * </ul>
  *
  * <p>Each loop logs and keeps going on errors (Redis or Kafka away). Thread-safe.
@@ -55,7 +53,6 @@ public final class EventLoops implements AutoCloseable {
   // polling faster costs the CPU that grain instances need on a small host.
   private static final long TIMER_TICK_MS = 25;
   private static final long WATCH_TICK_MS = 500;
-  static final int MAX_ATTEMPTS = 3;
   private static final int DRAIN_BATCH = 256;
 
   private final String hostId;
@@ -63,15 +60,14 @@ public final class EventLoops implements AutoCloseable {
   private final Supplier<KafkaBridge> kafka;
   private final Supplier<CassandraStore> cassandra;
   private final Deployer deployer;
+  private final Replayer replayer;
   private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong backedUp = new AtomicLong();
   private final AtomicLong backupErrors = new AtomicLong();
-  private final AtomicLong replayed = new AtomicLong();
   private final AtomicLong recorded = new AtomicLong();
   private final AtomicLong recordErrors = new AtomicLong();
   // touched by the agent-queue thread only
   private final List<ExecutionRecord> pendingRecords = new ArrayList<>();
-  private static final ObjectMapper MAPPER = new ObjectMapper();
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -80,12 +76,14 @@ public final class EventLoops implements AutoCloseable {
       Supplier<RedisLocalBus> redis,
       Supplier<KafkaBridge> kafka,
       Supplier<CassandraStore> cassandra,
-      Deployer deployer) {
+      Deployer deployer,
+      Executions executions) {
     this.hostId = hostId;
     this.redis = redis;
     this.kafka = kafka;
     this.cassandra = cassandra;
     this.deployer = deployer;
+    this.replayer = new Replayer(hostId, inFlight, executions, deployer::note);
   }
 
   /** Starts the three loops (daemon threads). */
@@ -106,7 +104,7 @@ public final class EventLoops implements AutoCloseable {
         "in_flight", (long) inFlight.size(),
         "backed_up", backedUp.get(),
         "backup_errors", backupErrors.get(),
-        "replayed", replayed.get(),
+        "replayed", replayer.replayed(),
         "recorded", recorded.get(),
         "record_errors", recordErrors.get());
   }
@@ -125,13 +123,13 @@ public final class EventLoops implements AutoCloseable {
         if (taker == null) {
           taker = bus.taker();
         }
-        Optional<byte[]> raw = taker.take(Queues.agent(hostId), TAKE_TIMEOUT);
+        Optional<byte[]> raw = taker.take(Keys.agent(hostId), TAKE_TIMEOUT);
         if (raw.isEmpty()) {
           flushRecords();
         } else {
           onAgentEvent(raw.get());
           // each invocation leaves several copies here: take what else is waiting in one call
-          byte[] queue = Queues.agent(hostId).getBytes(StandardCharsets.UTF_8);
+          byte[] queue = Keys.agent(hostId).getBytes(StandardCharsets.UTF_8);
           List<byte[]> more = bus.call("RPOP", c -> c.rpop(queue, DRAIN_BATCH));
           if (more != null) {
             more.forEach(this::onAgentEvent);
@@ -194,26 +192,27 @@ public final class EventLoops implements AutoCloseable {
   }
 
   /**
-   * Keeps the final result in the global data layer (Redis holds it for an hour only). Records are
-   * written in batches, after each drain of the agent queue.
+   * Keeps the final result in the global data layer (Redis holds it for {@link
+   * ResultDocument#TTL}). Records are written in batches, after each drain of the agent queue.
    */
   private void record(EventMessage event) {
-    JsonNode doc;
+    ResultDocument doc = null;
     try {
-      doc = MAPPER.readTree(event.getPayload());
-    } catch (IOException | RuntimeException e) {
-      doc = MAPPER.createObjectNode();
+      doc = ResultDocument.parse(event.getPayload());
+    } catch (RuntimeException e) {
+      // not a result document: recorded from the event's own fields
     }
     boolean ok = event.getKind() == EventKind.RESULT;
+    String output = doc == null || doc.output() == null ? "" : doc.output().toString();
     pendingRecords.add(
         new ExecutionRecord(
             event.getExecution_id(),
             event.getApp(),
             event.getWorkflow(),
-            ok ? "SUCCEEDED" : "FAILED",
-            ok ? doc.path("output").toString() : null,
-            ok ? null : doc.path("error").asText(event.getError()),
-            ok ? null : doc.path("cause").asText(event.getCause()),
+            ok ? ExecutionStatus.SUCCEEDED : ExecutionStatus.FAILED,
+            ok ? output : null,
+            ok ? null : doc == null || doc.error() == null ? event.getError() : doc.error(),
+            ok ? null : doc == null || doc.cause() == null ? event.getCause() : doc.cause(),
             Instant.ofEpochMilli(event.getCreated_ms())));
   }
 
@@ -244,7 +243,7 @@ public final class EventLoops implements AutoCloseable {
   // -- timers ------------------------------------------------------------------------------------
 
   private void timerLoop() {
-    byte[] key = Queues.timers().getBytes(StandardCharsets.UTF_8);
+    byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);
     while (running) {
       try {
         RedisLocalBus bus = redis.get();
@@ -252,7 +251,7 @@ public final class EventLoops implements AutoCloseable {
           long now = System.currentTimeMillis();
           List<byte[]> due =
               bus.call(
-                  "ZRANGEBYSCORE " + Queues.timers(),
+                  "ZRANGEBYSCORE " + Keys.timers(),
                   c ->
                       c.zrangebyscore(
                           key,
@@ -260,7 +259,7 @@ public final class EventLoops implements AutoCloseable {
                           Limit.create(0, 64)));
           for (byte[] member : due) {
             // ZREM decides who owns a due timer, should two agents ever share a Redis
-            long removed = bus.call("ZREM " + Queues.timers(), c -> c.zrem(key, member));
+            long removed = bus.call("ZREM " + Keys.timers(), c -> c.zrem(key, member));
             if (removed == 1) {
               fire(bus, member);
             }
@@ -286,11 +285,10 @@ public final class EventLoops implements AutoCloseable {
       return;
     }
     timer.setFlag(EventFlag.QUEUED);
-    bus.push(Queues.grain(timer.getApp(), timer.getTarget_grain()), timer);
+    bus.push(Keys.grain(timer.getApp(), timer.getTarget_grain()), timer);
   }
 
-  // -- watchdog and replay
-  // -------------------------------------------------------------------------
+  // -- watchdog and replay ----------------------------------------------------------------------
 
   private void watchLoop() {
     while (running) {
@@ -305,72 +303,11 @@ public final class EventLoops implements AutoCloseable {
     }
   }
 
-  /**
-   * Re-queues the in-flight events of {@code app} that are no longer in a queue (an instance had
-   * taken them when the sandbox died); fails their executions after {@value #MAX_ATTEMPTS}
-   * attempts.
-   */
+  /** Replays the events of {@code app} its dead sandbox's instances had taken. */
   void replay(String app) {
     RedisLocalBus bus = redis.get();
-    if (bus == null) {
-      return;
-    }
-    // let FINISHED copies already pushed by instances that did complete arrive first
-    long deadline = System.currentTimeMillis() + 1000;
-    while (System.currentTimeMillis() < deadline
-        && bus.call("LLEN", c -> c.llen(Queues.agent(hostId).getBytes(StandardCharsets.UTF_8)))
-            > 0) {
-      sleep(20);
-    }
-    Set<String> queued = new HashSet<>();
-    Set<String> grains = new HashSet<>();
-    inFlight.values().stream()
-        .filter(e -> app.equals(e.getApp()))
-        .forEach(e -> grains.add(e.getTarget_grain()));
-    for (String grain : grains) {
-      String queue = Queues.grain(app, grain);
-      for (byte[] raw :
-          bus.call(
-              "LRANGE " + queue, c -> c.lrange(queue.getBytes(StandardCharsets.UTF_8), 0, -1))) {
-        try {
-          queued.add(EventCodec.decode(raw).getEvent_id());
-        } catch (RuntimeException e) {
-          // an unreadable entry is no event of ours to match
-        }
-      }
-    }
-    for (EventMessage event : List.copyOf(inFlight.values())) {
-      if (!app.equals(event.getApp()) || queued.contains(event.getEvent_id())) {
-        continue;
-      }
-      if (event.getAttempt() + 1 >= MAX_ATTEMPTS) {
-        inFlight.remove(event.getEvent_id());
-        String cause =
-            "the sandbox of app '"
-                + app
-                + "' died while grain '"
-                + event.getTarget_grain()
-                + "' handled this event, "
-                + MAX_ATTEMPTS
-                + " times";
-        deployer.note(app, "execution " + event.getExecution_id() + " failed: " + cause);
-        deployer.fail(bus, event, "States.Runtime", cause);
-        continue;
-      }
-      EventMessage again =
-          event.deepCopy().setFlag(EventFlag.QUEUED).setAttempt(event.getAttempt() + 1);
-      inFlight.put(event.getEvent_id(), again.deepCopy().setFlag(EventFlag.PROCESSING));
-      bus.push(Queues.grain(app, event.getTarget_grain()), again);
-      replayed.incrementAndGet();
-      deployer.note(
-          app,
-          "re-queued event of execution "
-              + event.getExecution_id()
-              + " for grain '"
-              + event.getTarget_grain()
-              + "' (attempt "
-              + (again.getAttempt() + 1)
-              + ")");
+    if (bus != null) {
+      replayer.replay(bus, app);
     }
   }
 

@@ -1,17 +1,17 @@
 package dev.sand.bridge.kafka;
 
 import dev.sand.bus.EventCodec;
-import dev.sand.bus.Queues;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.config.KafkaConfig;
+import dev.sand.contracts.Keys;
+import dev.sand.contracts.Topics;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -37,9 +37,6 @@ import org.slf4j.LoggerFactory;
 public final class KafkaIngress implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaIngress.class);
 
-  /** Every grain topic: two name segments after the prefix (so not {@code sand.results}). */
-  static final Pattern GRAIN_TOPICS = Pattern.compile("sand\\.[a-z0-9-]+\\.[A-Za-z0-9_-]+");
-
   private final KafkaConsumer<String, byte[]> consumer;
   private final Supplier<RedisLocalBus> redis;
   private final String hostId;
@@ -57,7 +54,7 @@ public final class KafkaIngress implements AutoCloseable {
       Predicate<String> deployed) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, "sand-hosts");
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, Topics.HOSTS_GROUP);
     props.put(ConsumerConfig.CLIENT_ID_CONFIG, "sand-ingress-" + hostId);
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     // a topic created after start-up is an app deployed after start-up: see it within a second,
@@ -89,7 +86,7 @@ public final class KafkaIngress implements AutoCloseable {
 
   private void run() {
     try {
-      consumer.subscribe(GRAIN_TOPICS);
+      consumer.subscribe(Topics.GRAIN_TOPICS);
       while (running) {
         ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(200));
         if (records.isEmpty()) {
@@ -140,8 +137,8 @@ public final class KafkaIngress implements AutoCloseable {
           .log("event for an app not deployed on this host dropped");
       return;
     }
-    bus.push(Queues.agent(hostId), event.deepCopy().setFlag(EventFlag.PROCESSING));
-    bus.push(Queues.grain(event.getApp(), event.getTarget_grain()), event);
+    bus.push(Keys.agent(hostId), event.deepCopy().setFlag(EventFlag.PROCESSING));
+    bus.push(Keys.grain(event.getApp(), event.getTarget_grain()), event);
   }
 
   private static void sleep(long ms) {
@@ -154,7 +151,7 @@ public final class KafkaIngress implements AutoCloseable {
 
   /** Topics this ingress reads, for tests. */
   static List<String> matching(List<String> topics) {
-    return topics.stream().filter(t -> GRAIN_TOPICS.matcher(t).matches()).toList();
+    return topics.stream().filter(t -> Topics.GRAIN_TOPICS.matcher(t).matches()).toList();
   }
 
   @Override

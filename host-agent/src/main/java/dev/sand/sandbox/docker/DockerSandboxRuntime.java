@@ -15,8 +15,7 @@ import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import com.github.dockerjava.transport.DockerHttpClient;
-import dev.sand.bus.Names;
-import dev.sand.sandbox.ExecSpec;
+import dev.sand.contracts.Names;
 import dev.sand.sandbox.Labels;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxId;
@@ -125,29 +124,6 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
             // starting a running container is a no-op for us
           }
           return null;
-        });
-  }
-
-  @Override
-  public String exec(SandboxId id, ExecSpec spec) {
-    return call(
-        "exec " + spec.command() + " in container " + id,
-        () -> {
-          String execId =
-              client
-                  .execCreateCmd(id.value())
-                  .withCmd(spec.command().toArray(String[]::new))
-                  .withEnv(
-                      spec.env().entrySet().stream()
-                          .map(e -> e.getKey() + "=" + e.getValue())
-                          .toList())
-                  .withWorkingDir(spec.workDir())
-                  .withAttachStdout(false)
-                  .withAttachStderr(false)
-                  .exec()
-                  .getId();
-          client.execStartCmd(execId).withDetach(true).start().awaitCompletion();
-          return execId;
         });
   }
 

@@ -1,6 +1,5 @@
 package dev.sand.sandbox.process;
 
-import dev.sand.sandbox.ExecSpec;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxInfo;
@@ -68,13 +67,6 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
             "process sandbox of app '" + sandbox.spec().app() + "': cannot start: " + e, e);
       }
     }
-  }
-
-  @Override
-  public String exec(SandboxId id, ExecSpec spec) {
-    throw new SandboxException(
-        "process sandbox " + id + ": exec is not supported; the sandbox command runs the workers",
-        null);
   }
 
   @Override

@@ -81,12 +81,15 @@ class AppArchiveTest {
         .hasMessageContaining("only files and directories");
   }
 
-  /** Bytes that are no archive get a 400 that says so. */
+  /** Bytes that are no archive are refused as invalid, saying so. */
   @Test
-  void unpack_garbage_isRefusedWith400() {
+  void unpack_garbage_isRefusedAsInvalid() {
     assertThatThrownBy(
             () -> AppArchive.unpack("not an archive at all".getBytes(StandardCharsets.UTF_8), dir))
         .isInstanceOf(DeployException.class)
-        .satisfies(e -> assertThat(((DeployException) e).status()).isEqualTo(400));
+        .satisfies(
+            e ->
+                assertThat(((DeployException) e).reason())
+                    .isEqualTo(DeployException.Reason.INVALID));
   }
 }

@@ -2,7 +2,7 @@ package dev.sand.bridge.kafka;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sand.bus.Topics;
+import dev.sand.contracts.Topics;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

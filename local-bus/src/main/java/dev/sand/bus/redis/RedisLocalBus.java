@@ -2,7 +2,6 @@ package dev.sand.bus.redis;
 
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.thrift.EventMessage;
-import dev.sand.config.RedisConfig;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
@@ -22,7 +21,7 @@ import java.util.function.Function;
 
 /**
  * The host's local bus: one Redis reached over a unix socket. Queue names come from {@link
- * dev.sand.bus.Queues}; values are {@link EventCodec}-encoded events.
+ * dev.sand.contracts.Keys}; values are {@link EventCodec}-encoded events.
  *
  * <p>Thread-safe: one multiplexed connection serves all callers. Lettuce reconnects on its own
  * after the server comes back; while it is away, commands fail at once with {@link
@@ -54,17 +53,16 @@ public final class RedisLocalBus implements AutoCloseable {
    * @throws LocalBusException naming the socket when Redis is not reachable
    */
   public static RedisLocalBus connect(Path socket, Duration timeout) {
-    return connect(new RedisConfig(socket), timeout);
+    return connect(socket, "", timeout);
   }
 
   /**
-   * Connects to the Redis of {@code config} as its default user (with its password, if any). Blocks
-   * up to {@code timeout}.
+   * Connects to the Redis listening on {@code socket} as its default user, with {@code password}
+   * unless it is empty. Blocks up to {@code timeout}.
    *
    * @throws LocalBusException naming the socket when Redis is not reachable or refuses the login
    */
-  public static RedisLocalBus connect(RedisConfig config, Duration timeout) {
-    Path socket = config.socket();
+  public static RedisLocalBus connect(Path socket, String password, Duration timeout) {
     // two I/O threads are plenty for one connection and keep the agent lean on small hosts
     ClientResources resources =
         DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(1).build();
@@ -74,14 +72,10 @@ public final class RedisLocalBus implements AutoCloseable {
             .autoReconnect(true)
             .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
             .build());
-    RedisURI uri = uri(socket, config.password(), timeout);
+    RedisURI uri = uri(socket, password, timeout);
     try {
       return new RedisLocalBus(
-          socket,
-          config.password(),
-          resources,
-          client,
-          client.connect(ByteArrayCodec.INSTANCE, uri));
+          socket, password, resources, client, client.connect(ByteArrayCodec.INSTANCE, uri));
     } catch (RedisException e) {
       client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
       resources.shutdown();

@@ -1,4 +1,4 @@
-package dev.sand.frontend;
+package dev.sand.bus.redis;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -9,9 +9,10 @@ import java.util.stream.Stream;
 
 /**
  * A real redis-server for one test class, on a unix socket in a temporary directory. Persistence is
- * off. {@link #close} kills it and removes the directory.
+ * off. {@link #close} kills it and removes the directory. Shared with the tests of the modules
+ * above the local bus (test-jar).
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
   private final Path dir;
   private Process process;
 
@@ -21,19 +22,19 @@ final class RedisServer implements AutoCloseable {
   }
 
   /** Starts redis-server and waits (up to 10 s) for its socket. */
-  static RedisServer start() throws IOException, InterruptedException {
+  public static RedisServer start() throws IOException, InterruptedException {
     Path dir = Files.createTempDirectory("sand-fe-redis");
     return new RedisServer(dir, launch(dir));
   }
 
   /** Stops the server: an outage, until {@link #relaunch}. */
-  void kill() throws IOException {
+  public void kill() throws IOException {
     stop();
     Files.deleteIfExists(socket());
   }
 
   /** Starts a new, empty server on the same socket after {@link #kill}. */
-  void relaunch() throws IOException, InterruptedException {
+  public void relaunch() throws IOException, InterruptedException {
     process = launch(dir);
   }
 
@@ -70,7 +71,7 @@ final class RedisServer implements AutoCloseable {
     return process;
   }
 
-  Path socket() {
+  public Path socket() {
     return dir.resolve("r.sock");
   }
 

@@ -1,4 +1,4 @@
-package dev.sand.bus;
+package dev.sand.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import dev.sand.bus.Names;
+import dev.sand.contracts.Names;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;

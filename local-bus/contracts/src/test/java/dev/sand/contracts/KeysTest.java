@@ -1,33 +1,33 @@
-package dev.sand.bus;
+package dev.sand.contracts;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
-class QueuesTest {
+class KeysTest {
   /** A grain's local queue is sand:q:{app}:{grain}. */
   @Test
   void grain_buildsPrefixedKey() {
-    assertThat(Queues.grain("thumbs", "resize_image")).isEqualTo("sand:q:thumbs:resize_image");
+    assertThat(Keys.grain("thumbs", "resize_image")).isEqualTo("sand:q:thumbs:resize_image");
   }
 
   /** The host agent's queue is sand:agent:{host}. */
   @Test
   void agent_buildsPrefixedKey() {
-    assertThat(Queues.agent("host-1")).isEqualTo("sand:agent:host-1");
+    assertThat(Keys.agent("host-1")).isEqualTo("sand:agent:host-1");
   }
 
   /** An execution's result queue is sand:result:{execution}. */
   @Test
   void result_buildsPrefixedKey() {
-    assertThat(Queues.result("9f1c-42")).isEqualTo("sand:result:9f1c-42");
+    assertThat(Keys.result("9f1c-42")).isEqualTo("sand:result:9f1c-42");
   }
 
   /** A name holding the key separator is refused, naming the value, so keys stay unambiguous. */
   @Test
   void grain_nameWithSeparator_isRefused() {
-    assertThatThrownBy(() -> Queues.grain("thumbs", "a:b"))
+    assertThatThrownBy(() -> Keys.grain("thumbs", "a:b"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("grain name")
         .hasMessageContaining("'a:b'");
@@ -36,7 +36,7 @@ class QueuesTest {
   /** Application names follow the Python side: lower case, digits, dashes. */
   @Test
   void grain_upperCaseApp_isRefused() {
-    assertThatThrownBy(() -> Queues.grain("Thumbs", "resize"))
+    assertThatThrownBy(() -> Keys.grain("Thumbs", "resize"))
         .hasMessageContaining("application name")
         .hasMessageContaining("'Thumbs'");
   }
@@ -44,8 +44,8 @@ class QueuesTest {
   /** Every key starts with the one prefix. */
   @Test
   void everyKey_startsWithPrefix() {
-    assertThat(Queues.grain("a", "b")).startsWith(Queues.PREFIX);
-    assertThat(Queues.agent("h")).startsWith(Queues.PREFIX);
-    assertThat(Queues.result("e")).startsWith(Queues.PREFIX);
+    assertThat(Keys.grain("a", "b")).startsWith(Keys.PREFIX);
+    assertThat(Keys.agent("h")).startsWith(Keys.PREFIX);
+    assertThat(Keys.result("e")).startsWith(Keys.PREFIX);
   }
 }

@@ -1,0 +1,47 @@
+package dev.sand.agent.apps;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The agent's own notes about each app (deploys, restarts, replayed and failed executions): the
+ * first lines {@code sand logs} shows, before the sandbox's output. Keeps the last {@value #LINES}
+ * lines per app, in memory. Thread-safe; no method blocks.
+ */
+final class AppLog {
+  static final int LINES = 200;
+
+  private final Clock clock;
+  private final Map<String, Deque<String>> notes = new ConcurrentHashMap<>();
+
+  AppLog(Clock clock) {
+    this.clock = clock;
+  }
+
+  /** Adds {@code line}, prefixed with the time, to the notes about {@code app}. */
+  void note(String app, String line) {
+    Deque<String> log = notes.computeIfAbsent(app, k -> new ArrayDeque<>());
+    synchronized (log) {
+      log.addLast(Instant.now(clock) + " " + line);
+      while (log.size() > LINES) {
+        log.removeFirst();
+      }
+    }
+  }
+
+  /** The notes about {@code app}, oldest first. */
+  List<String> lines(String app) {
+    Deque<String> log = notes.get(app);
+    if (log == null) {
+      return List.of();
+    }
+    synchronized (log) {
+      return List.copyOf(log);
+    }
+  }
+}

@@ -1,0 +1,126 @@
+package dev.sand.agent.apps;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.config.ClusterConfig;
+import dev.sand.config.SandboxConfig;
+import dev.sand.contracts.contractsConstants;
+import dev.sand.sandbox.SandboxSpec;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Describes the sandbox of an app: {@code python -m sand_worker} (which forks one grain worker per
+ * grain) with the environment the worker reads ({@code ENV_*} of contracts.thrift), the mounts and
+ * paths of the chosen backend, and the limits. Pure and thread-safe.
+ */
+final class SandboxSpecs {
+  private static final String SANDBOX_APP = "/app";
+  private static final String SANDBOX_RUN = "/sand/run";
+  private static final int DEFAULT_MEMORY_MB = 512;
+  private static final int DEFAULT_MAX_CONCURRENCY = 64;
+  private static final int MAX_SANDBOX_MEMORY_MB = 8192;
+
+  /**
+   * What one sandbox is made for.
+   *
+   * @param app the application's name
+   * @param dir its unpacked directory on the host
+   * @param description what the validator said about it (grains, limits)
+   * @param placement the backend and the deploy's options
+   * @param credentials the app's Redis ACL user
+   */
+  record Launch(
+      String app,
+      Path dir,
+      ObjectNode description,
+      Placement placement,
+      AppUsers.Credentials credentials) {}
+
+  private final ClusterConfig config;
+  private final Path logsDir;
+
+  /**
+   * @param logsDir where the process backend writes each sandbox's output ({@code <app>.log})
+   */
+  SandboxSpecs(ClusterConfig config, Path logsDir) {
+    this.config = config;
+    this.logsDir = logsDir;
+  }
+
+  /** The sandbox of {@code launch}. */
+  SandboxSpec of(Launch launch) {
+    SandboxConfig sandbox = config.sandbox();
+    DeployOptions options = launch.placement().options();
+    JsonNode limits = launch.description().path("limits");
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put(contractsConstants.ENV_APP, launch.app());
+    env.put(contractsConstants.ENV_HOST_ID, config.hostId());
+    env.put(contractsConstants.ENV_REDIS_USER, launch.credentials().user());
+    env.put(contractsConstants.ENV_REDIS_PASSWORD, launch.credentials().password());
+    env.put(
+        contractsConstants.ENV_MAX_CONCURRENCY,
+        String.valueOf(limits.path("max_concurrency").asInt(DEFAULT_MAX_CONCURRENCY)));
+    env.put("PYTHONDONTWRITEBYTECODE", "1");
+    env.put("PYTHONUNBUFFERED", "1");
+    env.put(contractsConstants.ENV_BACKUP, options.backups() ? "1" : "0");
+    env.put(contractsConstants.ENV_REMOTE_GRAINS, String.join(",", options.remoteGrains()));
+    List<SandboxSpec.Mount> mounts = new ArrayList<>();
+    List<String> command;
+    if (launch.placement().backend() == SandboxConfig.Backend.DOCKER) {
+      command = inDocker(launch.dir(), env, mounts);
+    } else {
+      env.put(contractsConstants.ENV_APP_DIR, launch.dir().toString());
+      env.put(contractsConstants.ENV_REDIS_SOCKET, config.redis().socket().toString());
+      env.put(
+          "PYTHONPATH",
+          pythonPath(sandbox.sourceDirs()) + ":" + launch.dir().resolve(AppFiles.SITE_DIR));
+      command = List.of(sandbox.python().toString(), "-m", "sand_worker");
+    }
+    // the app's memory_mb bounds one grain instance; the sandbox holds a worker per grain plus
+    // instances in flight, so it gets one share per grain and one for bursts
+    int memoryMb = limits.path("memory_mb").asInt(DEFAULT_MEMORY_MB);
+    int grains = launch.description().path("grains").size();
+    return new SandboxSpec(
+        launch.app(),
+        sandbox.baseImage(),
+        Math.min(memoryMb * (grains + 1), MAX_SANDBOX_MEMORY_MB),
+        sandbox.cpus(),
+        sandbox.pidsLimit(),
+        logsDir.resolve(launch.app() + ".log"),
+        mounts,
+        env,
+        command);
+  }
+
+  /** Mounts the app, Redis's socket directory and SAND's sources; returns the command. */
+  private List<String> inDocker(Path dir, Map<String, String> env, List<SandboxSpec.Mount> mounts) {
+    SandboxConfig sandbox = config.sandbox();
+    Path socket = config.redis().socket();
+    mounts.add(new SandboxSpec.Mount(dir.toString(), SANDBOX_APP, true));
+    mounts.add(new SandboxSpec.Mount(socket.getParent().toString(), SANDBOX_RUN, false));
+    List<String> path = new ArrayList<>();
+    for (int i = 0; i < sandbox.sourceDirs().size(); i++) {
+      String inside = "/sand/src/" + i;
+      mounts.add(new SandboxSpec.Mount(sandbox.sourceDirs().get(i).toString(), inside, true));
+      path.add(inside);
+    }
+    if (sandbox.siteDir() != null) {
+      mounts.add(new SandboxSpec.Mount(sandbox.siteDir().toString(), "/sand/site", true));
+      path.add("/sand/site");
+    }
+    path.add(SANDBOX_APP + "/" + AppFiles.SITE_DIR);
+    env.put(contractsConstants.ENV_APP_DIR, SANDBOX_APP);
+    env.put(contractsConstants.ENV_REDIS_SOCKET, SANDBOX_RUN + "/" + socket.getFileName());
+    env.put("PYTHONPATH", String.join(":", path));
+    return List.of("python3", "-m", "sand_worker");
+  }
+
+  /** {@code dirs} as a PYTHONPATH. */
+  static String pythonPath(List<Path> dirs) {
+    return String.join(":", dirs.stream().map(Path::toString).toList());
+  }
+}

@@ -1,0 +1,97 @@
+package dev.sand.agent.apps;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.config.ClusterConfig;
+import dev.sand.config.SandboxConfig;
+import dev.sand.sandbox.SandboxSpec;
+import java.nio.file.Path;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class SandboxSpecsTest {
+  // a Docker-enabled host with a sandbox section; every other section is required but unused
+  private static final ClusterConfig CONFIG =
+      ClusterConfig.parse(
+          """
+          {"state_dir": "/st", "host_id": "h1", "redis": {"socket": "/st/run/redis.sock"},
+           "kafka": {"bootstrap": "k:1"}, "nginx": {"port": 1},
+           "cassandra": {"contact_point": "c:1", "datacenter": "d", "keyspace": "k"},
+           "docker": {"host": "unix:///d.sock", "enabled": true},
+           "frontend": {"ports": [2], "max_payload_kb": 1}, "host_agent": {"port": 3},
+           "sandbox": {"backend": "docker", "base_image": "sand-base:1", "python": "/py/bin/python3",
+             "source_dirs": ["/src/sdk", "/src/worker"], "site_dir": "/site", "cpus": 2,
+             "pids_limit": 64}}
+          """);
+
+  private final SandboxSpecs specs = new SandboxSpecs(CONFIG, Path.of("/st/logs/apps"));
+
+  private static SandboxSpecs.Launch launch(SandboxConfig.Backend backend, String description)
+      throws Exception {
+    ObjectNode app = (ObjectNode) new ObjectMapper().readTree(description);
+    DeployOptions options = new DeployOptions(Optional.of(backend), false, Set.of("crop"));
+    return new SandboxSpecs.Launch(
+        "thumbs",
+        Path.of("/st/apps/thumbs/v2"),
+        app,
+        new Placement(backend, new FakeRuntime(), options),
+        new AppUsers.Credentials("sand-app-thumbs", "secret"));
+  }
+
+  /** Process sandboxes run the host's Python on the host paths, with the worker's environment. */
+  @Test
+  void of_processBackend_setsWorkerEnvironmentWithHostPaths() throws Exception {
+    SandboxSpec spec =
+        specs.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"resize\", \"crop\"]}"));
+
+    assertThat(spec.command()).containsExactly("/py/bin/python3", "-m", "sand_worker");
+    assertThat(spec.mounts()).isEmpty();
+    assertThat(spec.env())
+        .containsEntry("SAND_APP", "thumbs")
+        .containsEntry("SAND_HOST_ID", "h1")
+        .containsEntry("SAND_REDIS_USER", "sand-app-thumbs")
+        .containsEntry("SAND_REDIS_PASSWORD", "secret")
+        .containsEntry("SAND_MAX_CONCURRENCY", "64")
+        .containsEntry("SAND_BACKUP", "0")
+        .containsEntry("SAND_REMOTE_GRAINS", "crop")
+        .containsEntry("SAND_APP_DIR", "/st/apps/thumbs/v2")
+        .containsEntry("SAND_REDIS_SOCKET", "/st/run/redis.sock")
+        .containsEntry("PYTHONPATH", "/src/sdk:/src/worker:/st/apps/thumbs/v2/.sand-site");
+    assertThat(spec.logFile()).isEqualTo(Path.of("/st/logs/apps/thumbs.log"));
+  }
+
+  /** Docker sandboxes see the app, the socket's directory and SAND's sources at fixed paths. */
+  @Test
+  void of_dockerBackend_mountsAppSocketAndSources() throws Exception {
+    SandboxSpec spec = specs.of(launch(SandboxConfig.Backend.DOCKER, "{\"grains\": [\"g\"]}"));
+
+    assertThat(spec.image()).isEqualTo("sand-base:1");
+    assertThat(spec.command()).containsExactly("python3", "-m", "sand_worker");
+    assertThat(spec.mounts())
+        .containsExactly(
+            new SandboxSpec.Mount("/st/apps/thumbs/v2", "/app", true),
+            new SandboxSpec.Mount("/st/run", "/sand/run", false),
+            new SandboxSpec.Mount("/src/sdk", "/sand/src/0", true),
+            new SandboxSpec.Mount("/src/worker", "/sand/src/1", true),
+            new SandboxSpec.Mount("/site", "/sand/site", true));
+    assertThat(spec.env())
+        .containsEntry("SAND_APP_DIR", "/app")
+        .containsEntry("SAND_REDIS_SOCKET", "/sand/run/redis.sock")
+        .containsEntry("PYTHONPATH", "/sand/src/0:/sand/src/1:/sand/site:/app/.sand-site");
+  }
+
+  /** The sandbox gets the app's memory_mb once per grain and once for bursts, up to 8 GiB. */
+  @Test
+  void of_memory_isOneSharePerGrainPlusOneCapped() throws Exception {
+    String twoGrains = "{\"grains\": [\"a\", \"b\"], \"limits\": {\"memory_mb\": 100}}";
+    String manyGrains = "{\"grains\": [\"a\", \"b\", \"c\"], \"limits\": {\"memory_mb\": 4096}}";
+
+    assertThat(specs.of(launch(SandboxConfig.Backend.PROCESS, twoGrains)).memoryMb())
+        .isEqualTo(300);
+    assertThat(specs.of(launch(SandboxConfig.Backend.PROCESS, manyGrains)).memoryMb())
+        .isEqualTo(8192);
+  }
+}

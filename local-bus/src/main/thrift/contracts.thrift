@@ -1,0 +1,97 @@
+// Every name, rule, status, time-to-live and environment variable that Java and
+// Python must agree on, declared once. Generated for Java (module
+// local-bus/contracts, package dev.sand.contracts, at build time) and Python
+// (package sand_contracts, by local-bus/gen-python.sh). Nothing else may spell
+// these strings: the thin wrappers dev.sand.contracts.{Names,Keys,Topics,
+// ResultDocument} and sand.{keys,contracts} build names from them, and
+// local-bus/contracts/src/test/resources/contract-cases.json is checked by both languages.
+//
+// Templates: `{field}` is replaced, once, by a value that has passed the
+// matching name rule (app, grain, host, frontend, execution) or, for data keys
+// and join groups, by the caller's string as is. One prefix: `sand`.
+
+namespace java dev.sand.contracts
+namespace py sand_contracts
+
+// -- name rules (full-match regular expressions, the same in both languages) --
+// No name may contain ':' (the Redis key separator) or '.' (the Kafka topic
+// separator), so every key and topic splits back unambiguously.
+const string NAME_APP = "[a-z0-9][a-z0-9-]{0,62}"
+const string NAME_GRAIN = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+const string NAME_WORKFLOW = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+const string NAME_HOST = "[A-Za-z0-9][A-Za-z0-9_-]{0,62}"
+const string NAME_EXECUTION = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+
+// -- Redis keys of the local bus and the local data layer --
+const string KEY_QUEUE = "sand:q:{app}:{grain}"          // list: a grain's events (LPUSH in, BRPOP out)
+const string KEY_AGENT = "sand:agent:{host}"             // list: backups and results for the host agent
+const string KEY_REPLY = "sand:reply:{frontend}"         // list: RESULT/ERROR events for one frontend's sync callers
+const string KEY_RESULT = "sand:result:{execution}"      // string: the execution's result document (JSON)
+const string KEY_TIMERS = "sand:timers"                  // sorted set: TIMER events, score = due epoch ms
+const string KEY_APP = "sand:app:{app}"                  // string: a deployed app's metadata (JSON)
+const string KEY_READY = "sand:ready:{app}:{grain}"      // string with TTL: a grain worker is taking events
+const string KEY_JOIN = "sand:join:{app}:{group}"        // hash: a Parallel/Map/native-join group of the engine
+const string KEY_DATA = "sand:data:{app}:{scope}:{key}"  // string: a context.data value; scope local|global
+
+// What an application's own Redis ACL user may read and write (nothing of
+// another app matches) ...
+const list<string> ACL_APP_OWNED = [
+  "sand:q:{app}:*", "sand:ready:{app}:*", "sand:join:{app}:*", "sand:data:{app}:*"
+]
+// ... and what it may only write (shared by all apps: never readable by one).
+const list<string> ACL_APP_WRITE_ONLY = ["sand:agent:*", "sand:reply:*", "sand:result:*", "sand:timers"]
+// The Redis ACL user of an application.
+const string REDIS_APP_USER = "sand-app-{app}"
+
+// -- Kafka topics and groups of the global bus --
+const string TOPIC_GRAIN = "sand.{app}.{grain}"          // events delivered to a grain (flag QUEUED), key = execution id
+const string TOPIC_BACKUP = "sand.backup.{app}.{grain}"  // backups of a grain's events, PROCESSING then FINISHED/FAILED
+const string TOPIC_RESULTS = "sand.results"              // final RESULT/ERROR events (kept for recovery; no reader yet)
+const string KAFKA_GROUP_HOSTS = "sand-hosts"            // consumer group of the host agents' ingress
+
+// -- sandboxes (containers) --
+const string LABEL_OWNER = "dev.sand.owner"  // host id of the agent that created it; orphans are removed at start-up
+const string LABEL_APP = "dev.sand.app"      // the application it isolates
+const string SANDBOX_NAME = "sand-{host}-{app}"
+
+// -- time-to-live of Redis keys, seconds --
+const i32 RESULT_TTL_S = 3600   // a result document (sand:result:*)
+const i32 READY_TTL_S = 10      // a grain worker's readiness key, refreshed every third of it
+const i32 GROUP_TTL_S = 86400   // a workflow engine group (sand:join:*)
+
+// -- the environment of a grain worker, set by the host agent --
+const string ENV_APP = "SAND_APP"                        // application name
+const string ENV_APP_DIR = "SAND_APP_DIR"                // the app's code, as seen by the worker
+const string ENV_HOST_ID = "SAND_HOST_ID"                // host whose agent queue gets backups
+const string ENV_REDIS_SOCKET = "SAND_REDIS_SOCKET"      // the local bus's unix socket
+const string ENV_REDIS_USER = "SAND_REDIS_USER"          // the app's ACL user
+const string ENV_REDIS_PASSWORD = "SAND_REDIS_PASSWORD"  // its password
+const string ENV_PREFORK = "SAND_PREFORK"                // children forked ahead of events, per grain
+const string ENV_MAX_CONCURRENCY = "SAND_MAX_CONCURRENCY" // instances in flight, per grain
+const string ENV_GRACE_S = "SAND_GRACE_S"                // seconds between a deadline and SIGKILL
+const string ENV_BACKUP = "SAND_BACKUP"                  // "1": back events up through the agent; "0": off
+const string ENV_REMOTE_GRAINS = "SAND_REMOTE_GRAINS"    // comma-separated grains reached through Kafka
+
+// Where an execution is. Stored by name ("SUCCEEDED") in the result document
+// and in Cassandra. Starts at 1 so that an unset field never reads as RUNNING.
+enum ExecutionStatus {
+  RUNNING = 1,    // accepted, not finished
+  SUCCEEDED = 2,  // ended with an output
+  FAILED = 3,     // ended with an error and a cause
+}
+
+// The result document of an execution: JSON at sand:result:<execution>, the
+// payload of RESULT/ERROR events, and the body of GET /v1/executions/{id}.
+// JSON keys are these field names; unset fields are absent.
+struct ExecutionResult {
+  1: string execution_id,
+  2: string app,
+  3: string workflow,
+  4: ExecutionStatus status,   // by name
+  5: optional i64 started_ms,  // epoch ms, set while RUNNING
+  6: optional i64 finished_ms, // epoch ms, set once SUCCEEDED or FAILED
+  7: optional string output,   // SUCCEEDED: the output, a JSON value embedded as is
+  8: optional string error,    // FAILED: the error name (ASL "Error")
+  9: optional string cause,    // FAILED: why (ASL "Cause")
+  10: optional string trace,   // when the invocation asked for it: per-grain spans, a JSON value embedded as is
+}

@@ -1,0 +1,90 @@
+"""The contracts SAND's Python and Java sides share, from ``contracts.thrift``.
+
+Every name rule, status, TTL and environment variable name two languages must agree
+on is declared once in ``local-bus/src/main/thrift/contracts.thrift`` and generated
+into ``sand_contracts`` (Python) and ``dev.sand.contracts`` (Java). This module is the
+thin, typed face of the generated code: nothing here spells a contract string itself.
+Redis keys are built in :mod:`sand.keys`. ``local-bus/contracts/src/test/resources/
+contract-cases.json`` is checked by both languages, so they build the same names from
+the same inputs.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, Final
+
+from sand_contracts import constants as _c
+from sand_contracts import ttypes as _t
+
+# -- name rules (full match) -------------------------------------------------------------
+APP_NAME: Final = re.compile(_c.NAME_APP)
+GRAIN_NAME: Final = re.compile(_c.NAME_GRAIN)
+WORKFLOW_NAME: Final = re.compile(_c.NAME_WORKFLOW)
+HOST_ID: Final = re.compile(_c.NAME_HOST)
+EXECUTION_ID: Final = re.compile(_c.NAME_EXECUTION)
+
+# -- time-to-live of Redis keys, seconds ----------------------------------------------------
+RESULT_TTL_S: Final[int] = _c.RESULT_TTL_S
+READY_TTL_S: Final[int] = _c.READY_TTL_S
+GROUP_TTL_S: Final[int] = _c.GROUP_TTL_S
+
+# -- container labels -----------------------------------------------------------------
+LABEL_OWNER: Final[str] = _c.LABEL_OWNER
+LABEL_APP: Final[str] = _c.LABEL_APP
+
+
+class Env(StrEnum):
+    """The environment of a grain worker, set by the host agent (values are the names)."""
+
+    APP = _c.ENV_APP
+    APP_DIR = _c.ENV_APP_DIR
+    HOST_ID = _c.ENV_HOST_ID
+    REDIS_SOCKET = _c.ENV_REDIS_SOCKET
+    REDIS_USER = _c.ENV_REDIS_USER
+    REDIS_PASSWORD = _c.ENV_REDIS_PASSWORD
+    PREFORK = _c.ENV_PREFORK
+    MAX_CONCURRENCY = _c.ENV_MAX_CONCURRENCY
+    GRACE_S = _c.ENV_GRACE_S
+    BACKUP = _c.ENV_BACKUP
+    REMOTE_GRAINS = _c.ENV_REMOTE_GRAINS
+
+
+_STATUS_NAMES: dict[int, str] = _t.ExecutionStatus._VALUES_TO_NAMES
+
+
+class ExecutionStatus(StrEnum):
+    """Where an execution is; the value is what the result document and Cassandra store."""
+
+    RUNNING = _STATUS_NAMES[_t.ExecutionStatus.RUNNING]
+    SUCCEEDED = _STATUS_NAMES[_t.ExecutionStatus.SUCCEEDED]
+    FAILED = _STATUS_NAMES[_t.ExecutionStatus.FAILED]
+
+    @property
+    def finished(self) -> bool:
+        return self is not ExecutionStatus.RUNNING
+
+
+# The result document's JSON keys: the field names of struct ExecutionResult.
+RESULT_FIELDS: Final[frozenset[str]] = frozenset(
+    spec[2] for spec in _t.ExecutionResult.thrift_spec if spec is not None
+)
+
+
+_STATUS_FIELD: Final[str] = _t.ExecutionResult.thrift_spec[4][2]
+
+
+def result_document(status: ExecutionStatus, **fields: Any) -> dict[str, Any]:
+    """The result document of an execution (``ExecutionResult`` in the IDL) as a dict.
+
+    ``fields`` are the struct's other fields by name; a name the IDL does not declare
+    raises ``ValueError``, so a typo cannot create a key the Java side never reads.
+    ``output`` and ``trace`` are JSON values embedded as they are.
+    """
+    unknown = fields.keys() - RESULT_FIELDS
+    if unknown:
+        raise ValueError(f"result document: unknown field(s) {sorted(unknown)}")
+    document = {name: value for name, value in fields.items() if value is not None}
+    document[_STATUS_FIELD] = status.value
+    return document

@@ -1,0 +1,220 @@
+"""The fork model's two ends: child_main in a forked child, Pool's monitoring loop in the parent.
+
+These are the paths a grain worker takes: children forked ahead of their work,
+which report what they took (TOOK) and when their deadline starts (TASK).
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from sand.grain.channel import Channel, ParentGone
+from sand.grain.child import ChildSetup
+from sand.grain.exits import ExitCode
+from sand.grain.pool import SWEEP_S, Pool
+
+from tests.unit.sdk.forking import gone, until_ended
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.timeout(10)
+def test_fork_preforkedChild_idleUntilItTakesWork_thenReportsTookAndTask() -> None:
+    """A child forked before its work is idle; it reports what it took and its task, and exits
+    clean in a process group of its own."""
+    queue_r, queue_w = os.pipe()  # stands for the grain's queue
+    pool = Pool(grace_s=0.3)
+
+    def work(channel: Channel) -> None:
+        with os.fdopen(queue_r, "rb") as queue:
+            event = queue.readline()
+        channel.took(json.dumps({"event": event.decode(), "pgid": os.getpgid(0)}).encode())
+        channel.task_started("token-1", 5.0)
+
+    child = pool.fork(work, grain="g")
+    os.close(queue_r)
+    assert pool.wait(0.05) == []
+    assert not child.busy and child.kill_at is None
+    os.write(queue_w, b"event-1\n")
+    os.close(queue_w)
+    (ended,) = until_ended(pool)
+    assert ended.child is child and ended.clean
+    assert json.loads(child.taken or b"") == {"event": "event-1\n", "pgid": child.pid}
+    assert child.token == "token-1" and child.timeout_s == 5.0
+    assert child.kill_at is not None and child.busy
+    assert not pool.children
+
+
+@pytest.mark.timeout(10)
+def test_wait_deadlineFromTaskFrame_killsGroupAfterGrace() -> None:
+    """The deadline starts at the TASK frame; past it plus grace the group is killed and the
+    end is States.Timeout (time comes from the injected clock)."""
+    clock = FakeClock()
+    pool = Pool(grace_s=1.0, clock=clock)
+
+    def work(channel: Channel) -> None:
+        channel.task_started("token-1", 10.0)
+        time.sleep(30)
+
+    child = pool.fork(work, grain="slow")
+    while child.kill_at is None:
+        assert pool.wait(0.05) == []
+    assert child.kill_at == pytest.approx(clock.now + 11.0)
+    clock.now += 10.5
+    assert pool.wait(0.05) == [] and not child.killed
+    clock.now += 1.0
+    (ended,) = until_ended(pool)
+    assert child.timed_out and not ended.clean
+    assert os.WTERMSIG(ended.status) == signal.SIGKILL
+    result = ended.outcome()
+    assert result.error == "States.Timeout"
+    assert result.cause == (
+        "grain 'slow' did not finish within its timeout of 10 s and its process group was killed"
+    )
+
+
+def segfaults_after_task(channel: Channel) -> None:
+    channel.took(b"event")
+    channel.task_started("token-1", 5.0)
+    faulthandler.disable()  # pytest enables it; its dump would only be noise here
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+@pytest.mark.timeout(10)
+def test_wait_crashAfterTask_isExplainedWithItsTask() -> None:
+    """A child that dies in its task keeps what it reported, and its end names the signal."""
+    pool = Pool(grace_s=0.3)
+    child = pool.fork(segfaults_after_task, grain="g")
+    (ended,) = until_ended(pool)
+    assert not ended.clean
+    assert (child.taken, child.token) == (b"event", "token-1")
+    assert ended.outcome().cause == "grain 'g' process was killed by signal SIGSEGV (11)"
+
+
+@pytest.mark.timeout(10)
+def test_childMain_workRaises_exitsRunnerFailedWithTraceback(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """An exception out of the work exits with ExitCode.RUNNER_FAILED, traceback on stderr."""
+    pool = Pool(grace_s=0.3)
+
+    def work(channel: Channel) -> None:
+        raise RuntimeError("runner broke")
+
+    pool.fork(work, grain="g")
+    (ended,) = until_ended(pool)
+    assert os.waitstatus_to_exitcode(ended.status) == ExitCode.RUNNER_FAILED == 70
+    assert "RUNNER_FAILED" in (ended.outcome().cause or "")
+    assert "RuntimeError: runner broke" in capfd.readouterr().err
+
+
+@pytest.mark.timeout(10)
+def test_childMain_parentGone_exitsParentGone() -> None:
+    """ParentGone out of the work is a quiet exit with ExitCode.PARENT_GONE."""
+    pool = Pool(grace_s=0.3)
+
+    def work(channel: Channel) -> None:
+        assert not channel.parent_gone()
+        raise ParentGone("gone")
+
+    pool.fork(work, grain="g")
+    (ended,) = until_ended(pool)
+    assert os.waitstatus_to_exitcode(ended.status) == ExitCode.PARENT_GONE
+    assert not ended.clean
+
+
+@pytest.mark.timeout(10)
+def test_stop_terminatesBusyChildren_killsIdleOnes() -> None:
+    """On stop, a busy child gets SIGTERM (to finish if it can), an idle one SIGKILL."""
+    pool = Pool(grace_s=0.3)
+    idle = pool.fork(lambda channel: time.sleep(30), grain="g")
+
+    def busy_work(channel: Channel) -> None:
+        channel.took(b"event")
+        time.sleep(30)
+
+    busy = pool.fork(busy_work, grain="g")
+    while not busy.busy:
+        pool.wait(0.05)
+    ended = {e.child.pid: e for e in pool.stop(within_s=3)}
+    assert os.WTERMSIG(ended[idle.pid].status) == signal.SIGKILL
+    assert os.WTERMSIG(ended[busy.pid].status) == signal.SIGTERM
+    assert not pool.children
+
+
+def _pool_parent(pid_file: Path) -> None:
+    """In a forked process: fork a child tied to us, wait until it runs, exit."""
+    pool = Pool(setup=ChildSetup(die_with_parent=True))
+
+    def work(channel: Channel) -> None:
+        pid_file.write_text(str(os.getpid()))
+        time.sleep(30)
+
+    pool.fork(work, grain="g")
+    while not pid_file.exists() or not pid_file.read_text():
+        time.sleep(0.01)
+
+
+@pytest.mark.timeout(15)
+def test_dieWithParent_childIsKilledWhenItsParentExits(tmp_path: Path) -> None:
+    """With die_with_parent, a child (in its own group) does not outlive its parent."""
+    pid_file = tmp_path / "child.pid"
+    parent = os.fork()
+    if parent == 0:
+        code = 1
+        try:
+            _pool_parent(pid_file)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(parent, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert gone(int(pid_file.read_text()))
+
+
+@pytest.mark.timeout(10)
+def test_wait_neverReapsChildrenItDidNotFork() -> None:
+    """The pool reaps its own pids only: a subprocess's exit status stays its owner's."""
+    other = subprocess.Popen(["sh", "-c", "exit 7"])
+    pool = Pool(grace_s=0.3)
+    pool.fork(lambda channel: time.sleep(0.2), grain="g")
+    until_ended(pool)
+    assert other.wait(timeout=5) == 7
+
+
+def escapes_with_the_pipe(channel: Channel) -> None:
+    grandchild = os.fork()
+    if grandchild == 0:  # leaves the group and keeps the pipe open for a while
+        os.setsid()
+        time.sleep(5)
+        os._exit(0)
+    channel.took(str(grandchild).encode())
+
+
+@pytest.mark.timeout(10)
+def test_wait_pipeHeldByEscapedGrandchild_childFoundBySweep() -> None:
+    """A child whose pipe a grandchild outside its group keeps open is still reaped, by the
+    sweep, with what it reported."""
+    pool = Pool(grace_s=0.3)
+    child = pool.fork(escapes_with_the_pipe, grain="g")
+    started = time.monotonic()
+    try:
+        (ended,) = until_ended(pool)
+        assert ended.clean and not child.eof
+        assert time.monotonic() - started < SWEEP_S + 1.0
+    finally:
+        if child.taken:
+            os.kill(int(child.taken), signal.SIGKILL)

@@ -1,0 +1,174 @@
+"""Input and output processing of a state (spec "Input and Output Processing").
+
+InputPath, Parameters, ResultSelector, ResultPath, OutputPath, Payload Templates, the
+context object ``$$`` and the run-time paths of single fields (TimeoutSecondsPath,
+ErrorPath...). Pure functions: every failure is a ``StatesError`` naming the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from . import errors
+from .errors import StatesError
+from .intrinsics import evaluate, parse_intrinsic
+from .model import (
+    FailState,
+    FilterState,
+    ParallelState,
+    PassState,
+    RecoverableState,
+    State,
+    TaskState,
+    Workflow,
+)
+from .paths import (
+    Path,
+    PathNotFound,
+    PathWriteError,
+    compile_path,
+    compile_reference_path,
+    json_kind,
+    set_at,
+)
+from .tokens import Lineage
+
+
+def now_iso(clock: Callable[[], datetime]) -> str:
+    """``clock()`` as an ISO 8601 UTC timestamp with milliseconds (``...T10:00:00.000Z``)."""
+    return clock().astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def context_object(
+    workflow: Workflow,
+    lineage: Lineage,
+    state: State,
+    entered_time: str,
+    retry_counts: tuple[int, ...],
+) -> dict[str, Any]:
+    """The context object ``$$`` of ``state`` (Map.Item is added by the Map state)."""
+    execution = lineage.execution
+    return {
+        "Execution": {
+            "Id": execution.id,
+            "Input": execution.input,
+            "Name": execution.id,
+            "StartTime": execution.start_time,
+        },
+        "StateMachine": {"Id": workflow.source, "Name": workflow.name},
+        "State": {"Name": state.name, "EnteredTime": entered_time, "RetryCount": sum(retry_counts)},
+    }
+
+
+def find(path: Path, data: Any, ctx: Any, field_name: str, state: State) -> Any:
+    """The node ``path`` selects; a path matching nothing is States.Runtime."""
+    try:
+        return path.find(data, ctx)
+    except PathNotFound:
+        raise StatesError(
+            errors.RUNTIME,
+            f"state '{state.name}': {field_name} '{path.text}' matches nothing in the input",
+        ) from None
+
+
+def input_path(st: FilterState, raw: Any, ctx: Any) -> Any:
+    return _filter(st.input_path, raw, ctx, "InputPath", st)
+
+
+def output_path(st: FilterState, out: Any, ctx: Any) -> Any:
+    return _filter(st.output_path, out, ctx, "OutputPath", st)
+
+
+def _filter(path: Path | None, data: Any, ctx: Any, field_name: str, st: State) -> Any:
+    # Spec "InputPath, OutputPath": null selects {}; "$" the whole value.
+    if path is None:
+        return {}
+    if path.steps == ():
+        return data
+    return find(path, data, ctx, field_name, st)
+
+
+def parameters(st: TaskState | PassState | ParallelState, selected: Any, ctx: Any) -> Any:
+    """Parameters applied to the input InputPath selected."""
+    if st.parameters is None:
+        return selected
+    return payload(st.parameters, selected, ctx)
+
+
+def effective_input(st: TaskState | PassState | ParallelState, raw: Any, ctx: Any) -> Any:
+    """InputPath, then Parameters."""
+    return parameters(st, input_path(st, raw, ctx), ctx)
+
+
+def apply_result(st: PassState | RecoverableState, raw: Any, result: Any, ctx: Any) -> Any:
+    """ResultSelector, ResultPath (into the raw input), then OutputPath."""
+    if isinstance(st, RecoverableState) and st.result_selector is not None:
+        result = payload(st.result_selector, result, ctx)
+    if st.result_path is None:
+        out = raw
+    elif st.result_path.steps == ():
+        out = result
+    else:
+        try:
+            out = set_at(raw, st.result_path, result)
+        except PathWriteError as exc:
+            raise StatesError(
+                errors.RESULT_PATH_MATCH_FAILURE, f"state '{st.name}': {exc}"
+            ) from None
+    return output_path(st, out, ctx)
+
+
+def payload(template: Any, data: Any, ctx: Any) -> Any:
+    """Process a Payload Template (spec "Payload Template"), however deeply nested."""
+    if isinstance(template, dict):
+        out: dict[str, Any] = {}
+        for key, value in template.items():
+            if key.endswith(".$") and isinstance(value, str):
+                out[key[:-2]] = _dynamic(value, data, ctx)
+            else:
+                out[key] = payload(value, data, ctx)
+        return out
+    if isinstance(template, list):
+        return [payload(v, data, ctx) for v in template]
+    return template
+
+
+def _dynamic(expr: str, data: Any, ctx: Any) -> Any:
+    if expr.startswith("$"):
+        try:
+            return compile_path(expr).find(data, ctx)
+        except PathNotFound:
+            raise StatesError(
+                errors.PARAMETER_PATH_FAILURE,
+                f"path '{expr}' matches nothing in the template input",
+            ) from None
+    return evaluate(parse_intrinsic(expr), data, ctx)
+
+
+def fail_field(st: FailState, expr: str, raw: Any, ctx: Any, field_name: str) -> str:
+    """The string an ErrorPath/CausePath (reference path or intrinsic) selects."""
+    if expr.startswith("$"):
+        value = find(compile_reference_path(expr), raw, ctx, field_name, st)
+    else:
+        value = evaluate(parse_intrinsic(expr), raw, ctx)
+    if not isinstance(value, str):
+        raise StatesError(
+            errors.RUNTIME,
+            f"state '{st.name}': {field_name} must select a string, got {json_kind(value)}",
+        )
+    return value
+
+
+def whole_number(path: Path, data: Any, ctx: Any, field_name: str, st: State, minimum: int) -> int:
+    """The integer ≥ ``minimum`` (0 or 1) a ``*Path`` field selects; 2.0 counts as 2."""
+    value = find(path, data, ctx, field_name, st)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        what = "a positive integer" if minimum else "a non-negative integer"
+        raise StatesError(
+            errors.RUNTIME, f"state '{st.name}': {field_name} must select {what}, got {value!r}"
+        )
+    return value

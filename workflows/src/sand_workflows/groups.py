@@ -1,0 +1,146 @@
+"""Parallel and Map runs: open a group in the store, start branches or items, complete.
+
+A run of a Parallel or Map state is a store group of one slot per branch or item; its
+parent is a ``Token`` of kind GROUP holding the state's raw input, retry counts and
+lineage (and for Map the selected items). The call that fills the last slot continues
+the state; the first unhandled branch error closes the group and goes through the
+state's Retry/Catch. Map claims MaxConcurrency items at entry and one more each time an
+item finishes, so no more than MaxConcurrency iterations are ever outstanding.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from . import errors
+from .actions import Action, Failed, Finished
+from .dataflow import apply_result, effective_input, find, input_path, payload, whole_number
+from .errors import StatesError
+from .model import MapState, ParallelState, RecoverableState
+from .paths import json_kind
+from .steps import Done, Entry, Goto, Step
+from .tokens import Frame, Lineage, Token, TokenKind, decode_token, dumps, encode_token
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+
+class GroupRunner:
+    """The fan-out half of ``Engine``: it drives branches through the engine it serves."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.store = engine.store
+
+    def enter_parallel(self, st: ParallelState, entry: Entry) -> Step:
+        lin = entry.lineage
+        eff = effective_input(st, entry.raw_input, entry.context)
+        gid = lin.group_id(st.name)
+        self.store.open_group(gid, len(st.branches), _parent(st, entry, ()))
+        actions: list[Action] = []
+        for i, start in enumerate(st.branches):
+            if i and not self.store.is_open([gid]):
+                break  # an earlier branch already failed the group
+            actions += self.engine.drive(Goto(start, eff, lin.child(Frame(gid, i))))
+        return Done(actions)
+
+    def enter_map(self, st: MapState, entry: Entry) -> Step:
+        raw, lin, ctx = entry.raw_input, entry.lineage, entry.context
+        eff = input_path(st, raw, ctx)
+        items = find(st.items_path, eff, ctx, "ItemsPath", st)
+        if not isinstance(items, list):
+            raise StatesError(
+                errors.RUNTIME,
+                f"state '{st.name}': ItemsPath '{st.items_path.text}' must select an array,"
+                f" got {json_kind(items)}",
+            )
+        limit = st.max_concurrency
+        if st.max_concurrency_path is not None:
+            limit = whole_number(st.max_concurrency_path, eff, ctx, "MaxConcurrencyPath", st, 0)
+        selected = []
+        for index, value in enumerate(items):
+            if st.item_selector is None:
+                selected.append(value)
+            else:
+                item_ctx = {**ctx, "Map": {"Item": {"Index": index, "Value": value}}}
+                selected.append(payload(st.item_selector, eff, item_ctx))
+        if not selected:
+            return self.engine.after(st, apply_result(st, raw, [], ctx), lin)
+        gid = lin.group_id(st.name)
+        parent = _parent(st, entry, tuple(selected))
+        self.store.open_group(gid, len(selected), parent)
+        claim = self.store.claim_items(gid, limit or len(selected))
+        actions: list[Action] = []
+        for i in claim.indices if claim else ():
+            if not self.store.is_open([gid]):
+                break
+            actions += self._start_item(
+                st, Frame(gid, i, claims_next=bool(limit)), selected[i], lin
+            )
+        return Done(actions)
+
+    def _start_item(self, st: MapState, frame: Frame, item: Any, lin: Lineage) -> list[Action]:
+        assert st.processor is not None
+        return self.engine.drive(Goto(st.processor, item, lin.child(frame)))
+
+    def finish(self, lin: Lineage, output: Any) -> Step:
+        """A branch (or the execution) reached its end with ``output``."""
+        if not lin.frames:
+            return Done([Finished(output)])
+        frame = lin.frames[-1]
+        outcome = self.store.record_result(frame.group_id, frame.slot, dumps(output))
+        if outcome.completed:
+            assert outcome.parent is not None
+            return self._complete(outcome.parent, outcome.results)
+        if outcome.accepted and frame.claims_next:
+            claim = self.store.claim_items(frame.group_id, 1)
+            if claim and claim.indices:
+                parent = decode_token(claim.parent)
+                st = self.engine.state_named(parent.state, MapState)
+                actions: list[Action] = []
+                for i in claim.indices:
+                    item_frame = Frame(frame.group_id, i, claims_next=True)
+                    actions += self._start_item(st, item_frame, parent.items[i], parent.lineage)
+                return Done(actions)
+        return Done([])
+
+    def _complete(self, parent_json: str, results: Sequence[str]) -> Step:
+        parent = decode_token(parent_json)
+        st = self.engine.state_named(parent.state, RecoverableState)
+        lin, raw, rc = parent.lineage, parent.raw_input, parent.retry_counts
+        ctx = self.engine.context(lin, st, parent.entered_time, rc)
+        try:
+            out = apply_result(st, raw, [json.loads(r) for r in results], ctx)
+        except StatesError as exc:
+            return self.engine.state_error(st, raw, lin, rc, exc)
+        return self.engine.after(st, out, lin)
+
+    def raise_error(self, lin: Lineage, error: str, cause: str) -> Step:
+        """An unhandled error leaves the current scope: fail the execution or the group."""
+        if not lin.frames:
+            return Done([Failed(error, cause)])
+        parent_json = self.store.close_group(lin.frames[-1].group_id)
+        if parent_json is None:
+            return Done([])  # the group already failed or finished: this error is late
+        parent = decode_token(parent_json)
+        st = self.engine.state_named(parent.state, RecoverableState)
+        # Spec "Parallel State"/"Map State": the state fails with the branch's error.
+        return self.engine.state_error(
+            st, parent.raw_input, parent.lineage, parent.retry_counts, StatesError(error, cause)
+        )
+
+
+def _parent(st: RecoverableState, entry: Entry, items: tuple[Any, ...]) -> str:
+    """The group's parent: the continuation of the Parallel/Map state that opened it."""
+    token = Token(
+        kind=TokenKind.GROUP,
+        state=st.name,
+        lineage=entry.lineage,
+        entered_time=entry.entered_time,
+        raw_input=entry.raw_input,
+        retry_counts=entry.retry_counts,
+        items=items,
+    )
+    return encode_token(token)

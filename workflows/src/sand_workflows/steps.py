@@ -1,0 +1,40 @@
+"""What entering a state leads to: another state to enter now, or actions for the driver."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .actions import Action
+from .tokens import Lineage
+
+
+@dataclass(frozen=True, slots=True)
+class Goto:
+    """Enter ``state`` with ``input`` (its raw input) without outside work."""
+
+    state: str
+    input: Any
+    lineage: Lineage
+    retry_counts: tuple[int, ...] = ()  # attempts so far when re-entered by a Retrier
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """This thread of the execution waits for outside work (or ended): ``actions``."""
+
+    actions: list[Action] = field(default_factory=list)
+
+
+Step = Goto | Done
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One entry into a state: what its processing and its continuation tokens need."""
+
+    raw_input: Any  # the state's input before InputPath
+    lineage: Lineage  # already counting this entry
+    retry_counts: tuple[int, ...]  # attempts so far per Retrier (empty: first attempt)
+    context: dict[str, Any]  # the context object $$
+    entered_time: str  # $$.State.EnteredTime

@@ -1,0 +1,199 @@
+"""Continuation tokens: the record of what a later step needs, and its one wire codec.
+
+A token travels with every TaskCall and TimerCall and comes back in ``task_succeeded``,
+``task_failed`` or ``timer_fired``; the engine keeps nothing else between calls except
+fan-out groups in the ``ExecutionStore``, whose *parent* is a token too (kind ``GROUP``).
+
+Tokens ride in every event, so the wire form is compact JSON with short keys. Only
+``encode_token``/``decode_token`` know those keys; the rest of the package uses the
+records. A token is read only by the same version of the code (``TOKEN_VERSION``), and
+``decode_token(encode_token(t)) == t`` for every token ``t`` holding JSON values.
+
+Store group ids are built here too (``group_id``, ``join_group_id``, ``end_guard_id``):
+they are deterministic, so a replayed event recomputes the same id.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+TOKEN_VERSION = 2
+
+
+class TokenKind(StrEnum):
+    """What a token continues; the value is what the wire form stores."""
+
+    TASK = "task"  # an ASL Task's TaskCall: report with task_succeeded / task_failed
+    WAIT = "wait"  # a Wait state's TimerCall: ``output`` goes to the Wait's Next
+    RETRY = "retry"  # a Retrier's TimerCall: re-enter ``state`` with ``raw_input``
+    NATIVE = "native"  # a native grain's TaskCall
+    GROUP = "group"  # the parent of a Parallel/Map group, kept in the ExecutionStore
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """The execution part of the context object ``$$.Execution`` (Name = Id)."""
+
+    id: str
+    input: Any
+    start_time: str  # ISO 8601, e.g. 2024-05-01T10:00:00.000Z
+
+
+@dataclass(frozen=True, slots=True)
+class Frame:
+    """One enclosing Parallel or Map run of the state a token belongs to."""
+
+    group_id: str  # the store group of that run
+    slot: int  # the branch index (Parallel) or item index (Map)
+    claims_next: bool = False  # Map with MaxConcurrency: finishing claims the next item
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """Where a thread of an execution is: its execution, enclosing runs, entries so far.
+
+    ``entries`` counts the states entered in the innermost branch; it makes group ids
+    unique and deterministic.
+    """
+
+    execution: Execution
+    frames: tuple[Frame, ...] = ()
+    entries: int = 0
+
+    def entered(self) -> Lineage:
+        """This lineage after entering one more state."""
+        return replace(self, entries=self.entries + 1)
+
+    def child(self, frame: Frame) -> Lineage:
+        """The lineage of a branch or item run inside ``frame``."""
+        return Lineage(self.execution, (*self.frames, frame), 0)
+
+    def group_ids(self) -> list[str]:
+        return [f.group_id for f in self.frames]
+
+    def group_id(self, state: str) -> str:
+        """The store group of a Parallel/Map run of ``state`` entered at this point."""
+        if not self.frames:
+            scope = self.execution.id
+        else:
+            scope = f"{self.frames[-1].group_id}/{self.frames[-1].slot}"
+        return f"{scope}/{state}#{self.entries}"
+
+
+def join_group_id(execution_id: str, grain: str) -> str:
+    """The store group collecting the predecessors' outputs of native join ``grain``."""
+    return f"{execution_id}/join/{grain}"
+
+
+def end_guard_id(execution_id: str) -> str:
+    """The store group that lets exactly one grain end a concurrent native execution."""
+    return f"{execution_id}/end"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Token:
+    """Everything needed to continue an execution at one state.
+
+    ``kind``           what the token continues (``TokenKind``).
+    ``state``          the state (ASL) or grain (native) it belongs to.
+    ``lineage``        execution, enclosing Parallel/Map runs and entry counter.
+    ``entered_time``   ``$$.State.EnteredTime`` of ``state`` (TASK, GROUP), else "".
+    ``raw_input``      the state's raw input, when finishing it needs it (TASK only when
+                       ResultPath, Retry or Catch use it; RETRY and GROUP always).
+    ``retry_counts``   attempts made so far per Retrier of ``state`` (empty: none).
+    ``output``         WAIT: the Wait state's output, passed on when the timer fires.
+    ``items``          GROUP of a Map: the selected items, one per slot.
+    """
+
+    kind: TokenKind
+    state: str
+    lineage: Lineage
+    entered_time: str = ""
+    raw_input: Any = None
+    retry_counts: tuple[int, ...] = ()
+    output: Any = None
+    items: tuple[Any, ...] = ()
+
+
+# Wire form, e.g. (absent keys hold the field's default):
+#   {"v":2,"k":"task","s":"Resize","x":"exec-1","in":{},"t":"2024-...Z","n":3,
+#    "fr":[{"g":"exec-1/Fan#2","i":0},{"g":"exec-1/Fan#2/0/Each#1","i":4,"m":1}],
+#    "et":"2024-...Z","raw":{...},"rc":[1,0]}
+def encode_token(token: Token) -> str:
+    """The compact JSON wire form of ``token``."""
+    lineage = token.lineage
+    body: dict[str, Any] = {
+        "v": TOKEN_VERSION,
+        "k": token.kind.value,
+        "s": token.state,
+        "x": lineage.execution.id,
+        "in": lineage.execution.input,
+        "t": lineage.execution.start_time,
+        "n": lineage.entries,
+        "fr": [_frame_to_wire(f) for f in lineage.frames],
+    }
+    if token.entered_time:
+        body["et"] = token.entered_time
+    if token.raw_input is not None:
+        body["raw"] = token.raw_input
+    if token.retry_counts:
+        body["rc"] = list(token.retry_counts)
+    if token.output is not None:
+        body["out"] = token.output
+    if token.items:
+        body["items"] = list(token.items)
+    return dumps(body)
+
+
+def decode_token(text: str) -> Token:
+    """The token ``encode_token`` wrote; raises ValueError for anything else."""
+    try:
+        body = json.loads(text)
+    except (TypeError, ValueError):
+        raise ValueError("malformed workflow token: not JSON") from None
+    if not isinstance(body, dict) or body.get("v") != TOKEN_VERSION:
+        raise ValueError(f"malformed workflow token (version {TOKEN_VERSION} expected)")
+    try:
+        execution = Execution(_str(body["x"]), body["in"], _str(body["t"]))
+        frames = tuple(
+            Frame(_str(f["g"]), _int(f["i"]), bool(f.get("m", False))) for f in body["fr"]
+        )
+        return Token(
+            kind=TokenKind(body["k"]),
+            state=_str(body["s"]),
+            lineage=Lineage(execution, frames, _int(body["n"])),
+            entered_time=_str(body.get("et", "")),
+            raw_input=body.get("raw"),
+            retry_counts=tuple(_int(c) for c in body.get("rc", ())),
+            output=body.get("out"),
+            items=tuple(body.get("items", ())),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"malformed workflow token: {exc!r}") from None
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, as stored in tokens and in the ExecutionStore."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _frame_to_wire(frame: Frame) -> dict[str, Any]:
+    wire: dict[str, Any] = {"g": frame.group_id, "i": frame.slot}
+    if frame.claims_next:
+        wire["m"] = 1
+    return wire
+
+
+def _str(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {value!r}")
+    return value
+
+
+def _int(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"expected an integer, got {value!r}")
+    return value
