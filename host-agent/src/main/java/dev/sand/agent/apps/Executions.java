@@ -2,9 +2,9 @@ package dev.sand.agent.apps;
 
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.redis.RedisLocalBus;
-import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.bus.thrift.sandConstants;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.ResultDocument;
 import java.nio.charset.StandardCharsets;
@@ -56,7 +56,7 @@ public final class Executions {
             .setApp(source.getApp())
             .setWorkflow(source.getWorkflow())
             .setKind(EventKind.ERROR)
-            .setFlag(EventFlag.FAILED)
+            .setFlag(sandConstants.FINAL_FLAG.get(EventKind.ERROR))
             .setPayload(body)
             .setError(doc.error())
             .setCause(doc.cause())
