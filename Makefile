@@ -38,7 +38,7 @@ integration: setup
 test: lint java-test unit integration
 
 # The benchmark suite: its peers (Celery, RQ, Ray) and plotting are installed only here,
-# so `make test` stays lean. FULL=1 runs the long profile.
+# so `make test` stays lean. FULL=1 runs the long profile; QUICK=1 only the figures of the path's cost.
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): deploy/bench-requirements.txt | setup
 	$(VENV)/bin/pip install -q -r deploy/bench-requirements.txt
@@ -52,7 +52,7 @@ $(TEMPORAL):
 
 bench: setup $(BENCH_STAMP) $(if $(FULL),$(TEMPORAL),)
 	$(SAND) up
-	$(PY) -m bench $(if $(FULL),--full,)
+	$(PY) -m bench $(if $(FULL),--full,) $(if $(QUICK),--quick,)
 
 clean:
 	-$(SAND) down

@@ -26,7 +26,7 @@ from rich.console import Console
 from sand.client import SandApiError
 from sand.cluster.config import load_config
 
-from bench import sand_series
+from bench import headline, sand_series
 from bench.loadgen import percentile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,6 +108,12 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="longer series (FULL=1)")
     parser.add_argument("--smoke", action="store_true", help="tiny series, to check the harness")
     parser.add_argument("--skip", default="", help="comma-separated steps to skip: micro,peers")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="only the hop (with its Redis floor), the one-grain overhead and the CPU table,"
+        " compared with the committed headline; writes build/bench-quick.json, not the report",
+    )
     args = parser.parse_args()
     profile = FULL if args.full else SMOKE if args.smoke else QUICK
     skip = set(filter(None, args.skip.split(",")))
@@ -118,6 +124,8 @@ def main() -> int:
     except SandApiError as exc:
         console.print(f"[red]the cluster is not reachable ({exc}); run `sand up` first[/red]")
         return 2
+    if args.quick:
+        return quick(cluster, QUICK)
     results: dict[str, Any] = {}
     failures: list[str] = []
     started = time.monotonic()
@@ -234,6 +242,40 @@ def main() -> int:
     return 0
 
 
+def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
+    """The figures that move with the invocation path's cost, in a few minutes: the local
+    hop and its floor (a plain Redis hop between two Python processes, same run), the
+    one-grain overhead through nginx, and the CPU of each process per call."""
+    from bench.bus_latency import redis_floor
+
+    results: dict[str, Any] = {}
+    failures: list[str] = []
+    started = time.monotonic()
+    step("redis floor", lambda: {"python redis": redis_floor(profile.hop_n, profile.gap_s)},
+         results, failures)  # fmt: skip
+    results["bus latency"] = results.pop("redis floor", {})
+    with cluster.deployed(sand_series.HOP_APP) as app:
+        sand_series.warm_up(cluster, app, "one", 200)
+        step("hop", lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
+        step("overhead by clients",
+             lambda: sand_series.overhead_by_clients(cluster, app, [1], profile.hop_n),
+             results, failures)  # fmt: skip
+        step("cpu per invocation",
+             lambda: sand_series.cpu_per_invocation(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
+    now = headline.figures(results)
+    print("\n".join(headline.table(now, headline.previous())))
+    for name, ms in (results.get("cpu per invocation") or {}).items():
+        print(f"{'wall time' if name == 'wall' else 'cpu ' + name}: {ms:.2f} ms per call")
+    out = ROOT / "build" / "bench-quick.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cpu = results.get("cpu per invocation") or {}
+    out.write_text(json.dumps({"figures": now, "cpu_ms_per_call": cpu}, indent=1) + "\n")
+    console.print(f"wrote {out} in {(time.monotonic() - started) / 60:.1f} min; failed: {failures}")
+    return 1 if failures else 0
+
+
 def write(
     results: dict[str, Any], failures: list[str], profile: Profile, full: bool, elapsed: float
 ) -> None:
@@ -244,6 +286,7 @@ def write(
     (DOCS / "benchmarks.md").write_text(text)
     summary = {k: _summarise(v) for k, v in results.items()}
     (PLOTS / "results.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    headline.save(headline.figures(results), "full" if full else "quick")
 
 
 def _summarise(value: Any) -> Any:

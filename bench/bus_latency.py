@@ -280,6 +280,11 @@ def _java(c: ClusterConfig, n: int, gap_s: float) -> dict[str, list[float]]:
     return results
 
 
+def redis_floor(n: int, gap_s: float) -> list[float]:
+    """One-way LPUSH→BRPOP latencies (ms) between two Python processes: the local hop's floor."""
+    return _python_redis(load_config(), n, gap_s)
+
+
 def bus_latency(n: int, gap_s: float) -> dict[str, list[float]]:
     """One-way latencies (ms), n per series (see the module docstring)."""
     c = load_config()

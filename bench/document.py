@@ -7,16 +7,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import report
+from bench import headline, report
 from bench.loadgen import percentile
 
 p50 = lambda v: percentile(v, 0.5)  # noqa: E731
 p99 = lambda v: percentile(v, 0.99)  # noqa: E731
-
-
-def _goal(name: str, goal: str, measured: str, met: bool | None, note: str = "") -> str:
-    verdict = "–" if met is None else ("met" if met else "**missed**")
-    return f"| {name} | {goal} | {measured} | {verdict} | {note} |"
 
 
 def _overheads(runs: list[tuple[float, float]]) -> list[float]:
@@ -53,53 +48,21 @@ def render(
     add("")
 
     # -- headline ---------------------------------------------------------------------
-    add("## Headline: goals against measurements\n")
-    add("| goal | target | measured | verdict | note |\n|---|---|---|---|---|")
-    hop = r.get("hop") or []
-    if hop:
-        add(_goal("local hop", "p50 ≤ 0.5 ms, p99 ≤ 2 ms", f"p50 {p50(hop):.2f} ms, p99 {p99(hop):.2f} ms",
-                  p50(hop) <= 0.5 and p99(hop) <= 2, f"{p50(hop) / 0.5:.0f}× the p50 goal"))  # fmt: skip
-    bus = r.get("bus latency") or {}
-    if "python redis" in bus and "python kafka" in bus:
-        x = p50(bus["python kafka"]) / p50(bus["python redis"])
-        add(_goal("local bus vs Kafka", "≥ 5× faster", f"{x:.1f}× (Python clients, p50)", x >= 5))
-    by_clients = r.get("overhead by clients") or {}
-    if 1 in by_clients:
-        one = by_clients[1]
-        add(_goal("one-grain overhead via nginx", "p50 ≤ 1.5 ms, p99 ≤ 3 ms",
-                  f"p50 {p50(one):.2f} ms, p99 {p99(one):.2f} ms", p50(one) <= 1.5 and p99(one) <= 3,
-                  f"{p50(one) / 1.5:.0f}× the p50 goal"))  # fmt: skip
-    memory = r.get("memory") or {}
-    slope = _memory_slope(memory)
-    if slope is not None:
-        add(_goal("memory per concurrent call", "≤ 1 MB", f"{slope:.2f} MB (USS)", slope <= 1))
-    sand_pipe = r.get("pipeline sand") or []
-    if sand_pipe:
-        ov = p50(_overheads(sand_pipe))
-        peers = {
-            n: p50(_overheads(r[f"pipeline {n}"]))
-            for n in ("celery", "ray")
-            if r.get(f"pipeline {n}")
-        }
-        ratios = (
-            ", ".join(f"{n} {v / ov:.2f}× SAND's" for n, v in peers.items()) or "peers not measured"
-        )
-        met = ov <= 3 and all(v >= 5 * ov for v in peers.values()) if peers else None
-        add(_goal("4-grain pipeline overhead", "≤ 3 ms and ≥ 5× lower than Celery and Ray",
-                  f"p50 {ov:.1f} ms; {ratios}", met))  # fmt: skip
-    points = r.get("throughput") or []
-    if points:
-        within = [pt for pt in points if pt.p99 <= 20 and not pt.errors]
-        best = max((pt.achieved for pt in within), default=0.0)
-        peak = max(pt.achieved for pt in points)
-        measured = (
-            f"{best:.0f}/s"
-            if within
-            else f"none of the rates tried (from {points[0].rate:g}/s) kept p99 ≤ 20 ms"
-        )
-        add(_goal("empty invocations/s with p99 ≤ 20 ms", "≥ 1,000/s", measured, best >= 1000,
-                  f"highest rate achieved at any latency: {peak:.0f}/s"))  # fmt: skip
+    add("## Headline: targets of issue 9, against the previous committed run\n")
+    add(
+        "Each figure of this run beside the same figure of the run committed before it"
+        " (`docs/benchmarks/headline.json`); a change above 10 % for the worse is marked."
+        " Ratio targets compare with baselines and peers measured in this same run.\n"
+    )
+    out.extend(headline.table(headline.figures(r), headline.previous()))
     add("")
+    hop = r.get("hop") or []
+    bus = r.get("bus latency") or {}
+    by_clients = r.get("overhead by clients") or {}
+    memory = r.get("memory") or {}
+    slope = headline.memory_slope(memory)
+    sand_pipe = r.get("pipeline sand") or []
+    points = r.get("throughput") or []
     if failures:
         add("### Series that failed in this run\n")
         for failure in failures:
@@ -277,13 +240,3 @@ def render(
                         {"backups on": on, "backups off": off})  # fmt: skip
         add("![backups](benchmarks/backups.png)\n")
     return "\n".join(out) + "\n"
-
-
-def _memory_slope(memory: dict[int, tuple[float, float]]) -> float | None:
-    points = [(x, uss) for x, (uss, _) in memory.items()]
-    if len(points) < 2:
-        return None
-    mx = statistics.fmean(x for x, _ in points)
-    my = statistics.fmean(y for _, y in points)
-    den = sum((x - mx) ** 2 for x, _ in points)
-    return sum((x - mx) * (y - my) for x, y in points) / den if den else None

@@ -54,6 +54,10 @@ public final class EventLoops implements AutoCloseable {
   private static final long TIMER_TICK_MS = 25;
   private static final long WATCH_TICK_MS = 500;
   private static final int DRAIN_BATCH = 256;
+  // Execution records go to Cassandra in batches gathered over this long (or this many):
+  // Cassandra's CPU is per request more than per row, and a record is off every path.
+  private static final long RECORD_FLUSH_MS = 250;
+  private static final int RECORD_BATCH = 128;
 
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
@@ -68,6 +72,7 @@ public final class EventLoops implements AutoCloseable {
   private final AtomicLong recordErrors = new AtomicLong();
   // touched by the agent-queue thread only
   private final List<ExecutionRecord> pendingRecords = new ArrayList<>();
+  private long lastFlushMs;
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -123,9 +128,11 @@ public final class EventLoops implements AutoCloseable {
         if (taker == null) {
           taker = bus.taker();
         }
-        Optional<byte[]> raw = taker.take(Keys.agent(hostId), TAKE_TIMEOUT);
+        Duration wait =
+            pendingRecords.isEmpty() ? TAKE_TIMEOUT : Duration.ofMillis(RECORD_FLUSH_MS);
+        Optional<byte[]> raw = taker.take(Keys.agent(hostId), wait);
         if (raw.isEmpty()) {
-          flushRecords();
+          flushRecords(true);
         } else {
           onAgentEvent(raw.get());
           // each invocation leaves several copies here: take what else is waiting in one call
@@ -134,7 +141,7 @@ public final class EventLoops implements AutoCloseable {
           if (more != null) {
             more.forEach(this::onAgentEvent);
           }
-          flushRecords();
+          flushRecords(false);
         }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("agent queue loop error; retrying");
@@ -145,6 +152,7 @@ public final class EventLoops implements AutoCloseable {
         sleep(500);
       }
     }
+    flushRecords(true); // nothing gathered is left behind at shutdown
     if (taker != null) {
       taker.close();
     }
@@ -216,10 +224,15 @@ public final class EventLoops implements AutoCloseable {
             Instant.ofEpochMilli(event.getCreated_ms())));
   }
 
-  private void flushRecords() {
+  private void flushRecords(boolean now) {
     if (pendingRecords.isEmpty()) {
       return;
     }
+    long nowMs = System.nanoTime() / 1_000_000;
+    if (!now && pendingRecords.size() < RECORD_BATCH && nowMs - lastFlushMs < RECORD_FLUSH_MS) {
+      return;
+    }
+    lastFlushMs = nowMs;
     List<ExecutionRecord> batch = List.copyOf(pendingRecords);
     pendingRecords.clear();
     CassandraStore store = cassandra.get();
