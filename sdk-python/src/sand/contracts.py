@@ -30,10 +30,6 @@ RESULT_TTL_S: Final[int] = _c.RESULT_TTL_S
 READY_TTL_S: Final[int] = _c.READY_TTL_S
 GROUP_TTL_S: Final[int] = _c.GROUP_TTL_S
 
-# -- container labels -----------------------------------------------------------------
-LABEL_OWNER: Final[str] = _c.LABEL_OWNER
-LABEL_APP: Final[str] = _c.LABEL_APP
-
 
 class Env(StrEnum):
     """The environment of a grain worker, set by the host agent (values are the names)."""
@@ -60,10 +56,6 @@ class ExecutionStatus(StrEnum):
     RUNNING = _STATUS_NAMES[_t.ExecutionStatus.RUNNING]
     SUCCEEDED = _STATUS_NAMES[_t.ExecutionStatus.SUCCEEDED]
     FAILED = _STATUS_NAMES[_t.ExecutionStatus.FAILED]
-
-    @property
-    def finished(self) -> bool:
-        return self is not ExecutionStatus.RUNNING
 
 
 # The result document's JSON keys: the field names of struct ExecutionResult.

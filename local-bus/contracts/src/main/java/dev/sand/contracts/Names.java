@@ -65,11 +65,6 @@ public final class Names {
     return require("execution id", EXECUTION, executionId);
   }
 
-  /** Whether {@code app} is a valid application name. */
-  public static boolean isApp(String app) {
-    return app != null && APP.matcher(app).matches();
-  }
-
   private static String require(String what, Pattern pattern, String value) {
     if (value == null || !pattern.matcher(value).matches()) {
       throw new IllegalArgumentException(
