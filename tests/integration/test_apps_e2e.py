@@ -161,6 +161,55 @@ def test_failingGrain_failsExecutionWithExplainedError(
         assert time.monotonic() - started < 10
 
 
+@pytest.fixture(scope="module")
+def faults_reuse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The faults app as `faults-reuse`, its grain opted in to reuse (20 events/instance)."""
+    copy = tmp_path_factory.mktemp("apps") / "faults-reuse"
+    shutil.copytree(TEST_APPS / "faults", copy)
+    manifest = copy / "app.yaml"
+    text = manifest.read_text().replace("name: faults", "name: faults-reuse")
+    text = text.replace(
+        "  crash: grains/crash.py\n",
+        "  crash:\n    file: grains/crash.py\n    events_per_instance: 20\n",
+    )
+    manifest.write_text(text)
+    return copy
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_reuseMode_instancesServeSeveralEvents_failuresStayWithTheirEvent(
+    client: SandClient, faults_reuse: Path, other_faults: Path, backend: str
+) -> None:
+    """With events_per_instance, one process serves several events in sequence (its module
+    state carries over); a crash or a timeout fails only its own event, and the next
+    events are served by a replacement. Without it, every event gets a fresh process."""
+
+    def ok_calls(app: str, n: int) -> list[dict[str, Any]]:
+        outputs = []
+        for _ in range(n):
+            execution = client.invoke(app, {})
+            assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
+            outputs.append(execution.output)
+        return outputs
+
+    with deployed(client, faults_reuse, backend):
+        before = ok_calls("faults-reuse", 10)
+        assert max(o["served"] for o in before) >= 2
+        assert len({o["attempt_pid"] for o in before}) < 10
+        crashed = client.invoke("faults-reuse", {"how": "segfault"})
+        assert (crashed.status, crashed.error) == ("FAILED", "States.TaskFailed")
+        assert "SIGSEGV" in (crashed.cause or "")
+        timed_out = client.invoke("faults-reuse", {"how": "sleep", "seconds": 30})
+        assert (timed_out.status, timed_out.error) == ("FAILED", "States.Timeout")
+        after = ok_calls("faults-reuse", 5)
+        assert max(o["served"] for o in after) >= 2
+    with deployed(client, other_faults, backend):
+        fresh = ok_calls("faults-b", 5)
+    assert [o["served"] for o in fresh] == [1] * 5
+    assert len({o["attempt_pid"] for o in fresh}) == 5
+
+
 @pytest.mark.timeout(60)
 def test_failingGrain_tracebackIsInLogs(client: SandClient, faults: str) -> None:
     """The traceback of a grain that raised is in `sand logs`."""

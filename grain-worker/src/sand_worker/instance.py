@@ -58,6 +58,11 @@ class Grain:
     name: str
     handler: Handler
 
+    @property
+    def events_per_instance(self) -> int:
+        """How many events one instance serves before it exits (1: fork per event)."""
+        return self.app.grains[self.name].events_per_instance
+
 
 class EventHandler:
     """Handles events for one grain with one Redis connection (one per process)."""
@@ -81,9 +86,10 @@ class EventHandler:
         """The Redis client (fork-safe: a child gets its own connection on first use)."""
         return self._client
 
-    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> None:
+    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> GrainResult | None:
         """Process one event end to end. ``on_task(token, timeout_s)`` is called before
-        the grain runs, so that a parent can explain this task if the process dies."""
+        the grain runs, so that a parent can explain this task if the process dies.
+        Returns what the grain's run gave, or None when the event ran no grain here."""
         message = decode(raw)
         self._trace = Trace.from_headers(
             message.headers,
@@ -93,6 +99,7 @@ class EventHandler:
         )
         engine = self._engine(message)
         pipe = self._client.pipeline(transaction=False)
+        result: GrainResult | None = None
         if message.kind == EventKind.TASK:
             call = TaskCall(
                 grain=message.target_grain,
@@ -101,7 +108,7 @@ class EventHandler:
                 timeout_s=_float((message.headers or {}).get(TIMEOUT_HEADER)),
                 context=json.loads((message.headers or {}).get(CONTEXT_HEADER) or "{}"),
             )
-            actions = self._run(engine, call, message, on_task)
+            actions, result = self._run(engine, call, message, on_task)
         else:
             if message.kind == EventKind.INVOKE:
                 started = datetime.fromtimestamp(message.created_ms / 1000, UTC)
@@ -119,7 +126,8 @@ class EventHandler:
             if inline is not None:
                 # Run our own first task here instead of queueing it: one hop less.
                 rest = [a for a in actions if a is not inline]
-                actions = rest + self._run(engine, inline, message, on_task)
+                actions, result = self._run(engine, inline, message, on_task)
+                actions = rest + actions
         self._dispatch(actions, message, pipe)
         if self._config.backup:
             finished = EventMessage(
@@ -134,6 +142,7 @@ class EventHandler:
             )
             pipe.lpush(keys.agent_key(self._config.host_id), encode(finished))
         pipe.execute()
+        return result
 
     def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
         """Report a task whose process died (timeout kill, signal, exit) to the engine."""
@@ -161,7 +170,7 @@ class EventHandler:
         call: TaskCall,
         message: EventMessage,
         on_task: Callable[[str, float], None],
-    ) -> list[Action]:
+    ) -> tuple[list[Action], GrainResult]:
         limits = self._grain.app.limits
         timeout_s = min(call.timeout_s or limits.timeout_s, limits.timeout_s)
         on_task(call.token, timeout_s)
@@ -182,7 +191,7 @@ class EventHandler:
         if self._trace is not None:
             self._trace.ended()
         if result.ok:
-            return engine.task_succeeded(call.token, result.output, result.next_grains)
+            return engine.task_succeeded(call.token, result.output, result.next_grains), result
         if result.traceback:
             print(
                 f"execution={message.execution_id} grain={self._grain.name} "
@@ -190,9 +199,10 @@ class EventHandler:
                 file=sys.stderr,
                 flush=True,
             )
-        return engine.task_failed(
+        actions = engine.task_failed(
             call.token, result.error or "States.TaskFailed", result.cause or ""
         )
+        return actions, result
 
     def _dispatch(self, actions: list[Action], source: EventMessage, pipe: Any) -> None:
         agent = keys.agent_key(self._config.host_id)

@@ -1,5 +1,8 @@
 """The grain worker: one per grain; forks one instance per event, ahead of the event.
 
+(Or, when the app opts in with ``events_per_instance: N`` for the grain, one
+instance per N events in sequence: the reuse mode, decision 0010.)
+
 The parent imports the grain once and keeps ``prefork`` children forked *before*
 events arrive, each blocked on the grain's queue with its own connection
 (DESIGN.md: forking after the event costs ~6 ms here, mostly copy-on-write
@@ -28,6 +31,7 @@ import traceback
 from collections.abc import Callable
 from typing import cast
 
+from redis import Redis
 from sand import keys
 from sand.contracts import READY_TTL_S
 from sand.grain.channel import Channel, ParentGone
@@ -81,7 +85,13 @@ class GrainWorker:
         gc.collect()
         gc.freeze()
         ready_at = 0.0
-        _log(self._grain.name, "worker ready", pid=os.getpid(), prefork=self._config.prefork)
+        _log(
+            self._grain.name,
+            "worker ready",
+            pid=os.getpid(),
+            prefork=self._config.prefork,
+            events_per_instance=self._grain.events_per_instance,
+        )
         while not self._stopping:
             self._fill_pool(pool)
             now = self._clock()
@@ -109,7 +119,7 @@ class GrainWorker:
             # is still waiting, refill once the busy ones are done (or after a short delay).
             return
         while idle < self._config.prefork and len(children) < self._config.max_concurrency:
-            pool.fork(self._serve_one_event, grain=self._grain.name)
+            pool.fork(self._serve, grain=self._grain.name)
             idle += 1
 
     def _report(self, reporter: EventHandler, ended: Ended) -> None:
@@ -138,8 +148,16 @@ class GrainWorker:
 
     # -- in the child ----------------------------------------------------------------
 
-    def _serve_one_event(self, channel: Channel) -> None:
-        """The work of one instance: wait on the queue for one event, report it, handle it."""
+    def _serve(self, channel: Channel) -> None:
+        """The work of one instance: take events from the queue and handle them, one at a
+        time, up to the grain's ``events_per_instance`` (1 unless the app opts in to reuse).
+
+        A reused instance tells the parent after each event that it is idle again (DONE),
+        and retires early, so that the next event gets a fresh process, when its grain
+        timed out (the interrupted code may have left the process in any state) or when
+        it waited a whole BRPOP timeout for an event (idle instances give memory back;
+        the parent keeps ``prefork`` fresh ones waiting).
+        """
         handler = self._handler
         assert handler is not None
         client = handler.client
@@ -147,12 +165,28 @@ class GrainWorker:
         # touching the codec's pages here as well cost 4 ms of CPU per child on this
         # kind of VM, more than it saved on the critical path; measured, then dropped.)
         client.ping()
+        limit = self._grain.events_per_instance
+        for served in range(limit):
+            raw = self._take(client, channel, retire_when_idle=served > 0)
+            if raw is None:
+                return
+            result = handler.handle(raw, on_task=channel.task_started)
+            if result is not None and result.error == GrainError.TIMEOUT:
+                return
+            if served + 1 < limit:
+                channel.done()
+
+    def _take(self, client: Redis, channel: Channel, *, retire_when_idle: bool) -> bytes | None:
+        """Block on the queue for one event and report it to the parent (TOOK); None when
+        ``retire_when_idle`` and no event came within one BRPOP timeout."""
         while True:
             item = cast("list[bytes] | None", client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S))
             if item is not None:
                 break
             if channel.parent_gone():
                 raise ParentGone("the worker exited while this instance was idle")
+            if retire_when_idle:
+                return None
         raw = item[1]
         try:
             channel.took(raw)
@@ -161,7 +195,7 @@ class GrainWorker:
             # front of the queue (BRPOP takes from the right) for the next instance.
             client.rpush(self._queue, raw)
             raise
-        handler.handle(raw, on_task=channel.task_started)
+        return raw
 
 
 def _log(grain: str, message: str, **fields: object) -> None:

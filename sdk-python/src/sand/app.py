@@ -6,7 +6,9 @@ and its workflows (definition files in JSON or YAML, native or ASL)::
     name: hello                      # [a-z0-9][a-z0-9-]{0,62} (sand.contracts.APP_NAME)
     grains:                          # grain name -> Python file defining handle(event, context)
       upper: grains/upper.py
-      greet: grains/greet.py
+      greet:                         # the long form, for per-grain options
+        file: grains/greet.py
+        events_per_instance: 100     #   opt-in reuse: one process serves up to 100 events
     workflows:                       # workflow name -> definition file (JSON or YAML)
       main: workflows/main.yaml
     requirements: requirements.txt   # optional: pip requirements installed into the sandbox
@@ -59,12 +61,27 @@ class Limits:
         return self.payload_kb * 1024
 
 
+# The options of a grain's long form (``name: {file: ..., events_per_instance: N}``).
+GRAIN_FILE = "file"
+EVENTS_PER_INSTANCE = "events_per_instance"
+_GRAIN_FIELDS = (GRAIN_FILE, EVENTS_PER_INSTANCE)
+
+
 @dataclass(frozen=True, slots=True)
 class GrainSpec:
-    """One grain: its name and the Python file (absolute) that defines ``handle``."""
+    """One grain: its name, the Python file (absolute) that defines ``handle``, and how
+    many events one instance (process) of it may serve in sequence before it exits."""
 
     name: str
     path: Path
+    # 1 (the default) is fork-per-event: every event gets a fresh process. More is the
+    # opt-in reuse mode (decision 0010): later events see what earlier ones left behind
+    # in the process (module globals, open files, memory), as on a warm Lambda instance.
+    events_per_instance: int = 1
+
+    @property
+    def reuses_instances(self) -> bool:
+        return self.events_per_instance > 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +324,13 @@ class _AppLoader:
             if not self.check_entity_name("grains", name):
                 continue
             field_name = f"grains.{name}"
+            events_per_instance = 1
+            if isinstance(value, dict):
+                options = self.check_grain_options(field_name, value)
+                if options is None:
+                    continue
+                value, events_per_instance = options
+                field_name = f"{field_name}.{GRAIN_FILE}"
             path = self.check_relative_file(field_name, value)
             if path is None:
                 continue
@@ -314,8 +338,32 @@ class _AppLoader:
                 self.problem(field_name, f"file {value} must be a Python file (.py)")
                 continue
             if self.check_grain_source(path, value):
-                grains[name] = GrainSpec(name=name, path=path)
+                grains[name] = GrainSpec(
+                    name=name, path=path, events_per_instance=events_per_instance
+                )
         return grains
+
+    def check_grain_options(
+        self, field_name: str, options: dict[Any, Any]
+    ) -> tuple[Any, int] | None:
+        """The long form of a grain: its file and its options, or None (problems noted)."""
+        ok = True
+        for key in options:
+            if key not in _GRAIN_FIELDS:
+                allowed = ", ".join(_GRAIN_FIELDS)
+                self.problem(f"{field_name}.{key}", f"unknown grain option (allowed: {allowed})")
+                ok = False
+        if GRAIN_FILE not in options:
+            self.problem(f"{field_name}.{GRAIN_FILE}", "is required (the grain's Python file)")
+            ok = False
+        events = options.get(EVENTS_PER_INSTANCE, 1)
+        if not isinstance(events, int) or isinstance(events, bool) or events < 1:
+            self.problem(
+                f"{field_name}.{EVENTS_PER_INSTANCE}",
+                f"must be an integer >= 1 (1: a fresh process per event), got {events!r}",
+            )
+            ok = False
+        return (options[GRAIN_FILE], events) if ok else None
 
     def check_grain_source(self, path: Path, shown: str) -> bool:
         """The grain file parses and defines a top-level callable ``handle``."""

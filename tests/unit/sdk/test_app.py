@@ -206,3 +206,43 @@ def test_loadApp_workflowNotUtf8_isReported(make_app: AppFactory) -> None:
     (root / "workflows/main.yaml").write_bytes(b"entry: \xff\xfe\n")
     (problem,) = problems_of(root)
     assert "workflows.main: file workflows/main.yaml is not UTF-8 text" in problem
+
+
+def test_loadApp_grainLongForm_setsEventsPerInstance(make_app: AppFactory) -> None:
+    """A grain written as a mapping gives its file and opts in to reuse; the short form
+    keeps fork-per-event (1)."""
+    text = VALID_YAML.replace(
+        "  second: grains/second.py\n",
+        "  second:\n    file: grains/second.py\n    events_per_instance: 50\n",
+    )
+    app = load_app(make_app(text, VALID_FILES))
+    assert app.grains["first"].events_per_instance == 1
+    assert not app.grains["first"].reuses_instances
+    assert app.grains["second"].events_per_instance == 50
+    assert app.grains["second"].path.name == "second.py"
+
+
+def test_loadApp_grainLongFormMistakes_areEachNamed(make_app: AppFactory) -> None:
+    """Unknown options, a missing file, a bad count and a missing file path are reported
+    with the field that breaks the rule."""
+    text = VALID_YAML.replace(
+        "  first: grains/first.py\n  second: grains/second.py\n",
+        "  first:\n    file: grains/first.py\n    events_per_instance: 0\n    reuse: true\n"
+        "  second:\n    events_per_instance: 2\n",
+    )
+    root = make_app(text, VALID_FILES)
+    assert problems_of(root) == [
+        f"{root}/app.yaml: grains.first.reuse: unknown grain option "
+        "(allowed: file, events_per_instance)",
+        f"{root}/app.yaml: grains.first.events_per_instance: must be an integer >= 1 "
+        "(1: a fresh process per event), got 0",
+        f"{root}/app.yaml: grains.second.file: is required (the grain's Python file)",
+    ]
+
+
+def test_loadApp_grainLongFormMissingFile_namesTheFileField(make_app: AppFactory) -> None:
+    text = VALID_YAML.replace("  first: grains/first.py\n", "  first:\n    file: grains/nope.py\n")
+    root = make_app(text, VALID_FILES)
+    assert problems_of(root) == [
+        f"{root}/app.yaml: grains.first.file: file grains/nope.py does not exist"
+    ]

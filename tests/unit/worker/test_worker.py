@@ -1,5 +1,6 @@
-"""GrainWorker on the shared fork model: its child takes one event from the queue, and the
-parent fails the task of an instance that did not end clean (no Redis: in-memory twins)."""
+"""GrainWorker on the shared fork model: its child takes one event from the queue (or up to
+``events_per_instance`` in the reuse mode), and the parent fails the task of an instance
+that did not end clean (no Redis: in-memory twins)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import faulthandler
 import os
 import signal
 from collections.abc import Callable, Iterator
-from typing import cast
+from pathlib import Path
+from typing import BinaryIO, cast
 
 import pytest
-from sand.app import AppSpec
+from sand.app import AppSpec, GrainSpec, Limits
+from sand.grain.child import ChildSetup
 from sand.grain.pool import Ended, Pool
-from sand.grain.result import GrainResult
+from sand.grain.result import GrainError, GrainResult
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
 from sand_worker.worker import GrainWorker
@@ -22,17 +25,24 @@ from tests.unit.sdk.forking import until_ended
 
 
 class PipeQueueClient:
-    """Stands for the Redis client: BRPOP reads one line from a pipe."""
+    """Stands for the Redis client: BRPOP reads one line from a pipe; at its end (the
+    writer closed it), BRPOP times out."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, writer_fd: int) -> None:
         self._fd = fd
+        self._writer_fd = writer_fd  # the test's end: closed here, so the test's close is EOF
+        self._queue: BinaryIO | None = None
 
     def ping(self) -> bool:
         return True
 
     def brpop(self, keys: list[str], timeout: int) -> list[bytes] | None:
-        with os.fdopen(self._fd, "rb") as queue:
-            return [keys[0].encode(), queue.readline().rstrip(b"\n")]
+        if self._queue is None:
+            with contextlib.suppress(OSError):
+                os.close(self._writer_fd)
+            self._queue = os.fdopen(self._fd, "rb")
+        line = self._queue.readline()
+        return [keys[0].encode(), line.rstrip(b"\n")] if line else None
 
     def rpush(self, key: str, value: bytes) -> None:
         raise AssertionError("the worker is alive: nothing is handed back")
@@ -45,13 +55,16 @@ class FakeEventHandler:
         self.client = client
         self.failed: list[tuple[bytes, str | None, GrainResult]] = []
 
-    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> None:
+    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> GrainResult | None:
         if raw == b"before-task":
             raise RuntimeError("cannot decode the event")
-        on_task("token-1", 5.0)
+        on_task(f"token-{raw.decode()}", 5.0)
         if raw == b"segfault":
             faulthandler.disable()  # pytest enables it; its dump would only be noise here
             os.kill(os.getpid(), signal.SIGSEGV)
+        if raw == b"timeout":
+            return GrainResult.failure(GrainError.TIMEOUT, "grain 'g' did not finish")
+        return GrainResult(output=None)
 
     def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
         self.failed.append((raw, token, result))
@@ -66,21 +79,27 @@ def queue() -> Iterator[tuple[int, int]]:
             os.close(fd)
 
 
-def serve_one(event: bytes | None, queue: tuple[int, int]) -> tuple[FakeEventHandler, list[Ended]]:
-    """Fork one instance the way the worker does, give it ``event``, and report its end."""
+def serve(
+    events: list[bytes], queue: tuple[int, int], *, events_per_instance: int = 1
+) -> tuple[FakeEventHandler, list[Ended]]:
+    """Fork one instance the way the worker does, give it ``events`` (none: stop it while
+    idle; else close the queue after them), and report its end."""
     config = WorkerConfig.from_env(
         {"SAND_APP": "app", "SAND_APP_DIR": "/nonexistent", "SAND_REDIS_SOCKET": "/nonexistent"}
     )
-    worker = GrainWorker(Grain(cast(AppSpec, None), "g", lambda e, c: None), config)
-    handler = FakeEventHandler(PipeQueueClient(queue[0]))
+    grains = {"g": GrainSpec("g", Path("/nonexistent/g.py"), events_per_instance)}
+    app = AppSpec("app", Path("/nonexistent"), grains, {}, None, Limits(), None)
+    worker = GrainWorker(Grain(app, "g", lambda e, c: None), config)
+    handler = FakeEventHandler(PipeQueueClient(*queue))
     worker._handler = cast(EventHandler, handler)  # what run() builds before forking
-    pool = Pool(grace_s=0.3)
-    child = pool.fork(worker._serve_one_event, grain="g")
-    if event is None:
+    pool = Pool(grace_s=0.3, setup=ChildSetup(die_with_parent=True))
+    child = pool.fork(worker._serve, grain="g")
+    if not events:
         assert pool.wait(0.1) == []
         ended = pool.stop(within_s=3)
     else:
-        os.write(queue[1], event + b"\n")
+        os.write(queue[1], b"".join(event + b"\n" for event in events))
+        os.close(queue[1])
         ended = until_ended(pool)
     assert [e.child for e in ended] == [child]
     for end in ended:
@@ -91,24 +110,24 @@ def serve_one(event: bytes | None, queue: tuple[int, int]) -> tuple[FakeEventHan
 @pytest.mark.timeout(10)
 def test_instance_handlesEventAndExitsClean_nothingReported(queue: tuple[int, int]) -> None:
     """An instance that handled its event exits clean; the parent reports nothing."""
-    handler, (ended,) = serve_one(b"ok", queue)
-    assert ended.clean and ended.child.taken == b"ok" and ended.child.token == "token-1"
+    handler, (ended,) = serve([b"ok"], queue)
+    assert ended.clean and ended.child.taken == b"ok" and ended.child.token == "token-ok"
     assert handler.failed == []
 
 
 @pytest.mark.timeout(10)
 def test_instance_crashInTask_failsThatTaskNamingTheSignal(queue: tuple[int, int]) -> None:
     """An instance killed by a signal in its task fails that task, with the signal named."""
-    handler, _ = serve_one(b"segfault", queue)
+    handler, _ = serve([b"segfault"], queue)
     ((raw, token, result),) = handler.failed
-    assert (raw, token, result.error) == (b"segfault", "token-1", "States.TaskFailed")
+    assert (raw, token, result.error) == (b"segfault", "token-segfault", "States.TaskFailed")
     assert result.cause == "grain 'g' process was killed by signal SIGSEGV (11)"
 
 
 @pytest.mark.timeout(10)
 def test_instance_failsBeforeTask_failsExecutionAsRuntime(queue: tuple[int, int]) -> None:
     """An instance that took an event but broke before its task fails it as States.Runtime."""
-    handler, _ = serve_one(b"before-task", queue)
+    handler, _ = serve([b"before-task"], queue)
     ((raw, token, result),) = handler.failed
     assert (raw, token, result.error) == (b"before-task", None, "States.Runtime")
     assert (result.cause or "").startswith(
@@ -120,6 +139,45 @@ def test_instance_failsBeforeTask_failsExecutionAsRuntime(queue: tuple[int, int]
 @pytest.mark.timeout(10)
 def test_idleInstance_stopped_nothingReported(queue: tuple[int, int]) -> None:
     """An idle instance killed at shutdown had no event: nothing to report."""
-    handler, (ended,) = serve_one(None, queue)
+    handler, (ended,) = serve([], queue)
     assert os.WTERMSIG(ended.status) == signal.SIGKILL
+    assert handler.failed == []
+
+
+@pytest.mark.timeout(10)
+def test_reuse_oneInstanceServesItsEventsInSequence_thenExitsClean(
+    queue: tuple[int, int],
+) -> None:
+    """With events_per_instance 3, one process serves three events: DONE after each of the
+    first two (idle again, no deadline), then it exits clean after the third."""
+    handler, (ended,) = serve([b"a", b"b", b"c", b"d"], queue, events_per_instance=3)
+    assert ended.clean and ended.child.served == 2
+    assert (ended.child.taken, ended.child.token) == (b"c", "token-c")
+    assert handler.failed == []
+
+
+@pytest.mark.timeout(10)
+def test_reuse_crashOnSecondEvent_failsOnlyThatEvent(queue: tuple[int, int]) -> None:
+    """A reused instance that dies fails only the event it was serving."""
+    handler, (ended,) = serve([b"a", b"segfault", b"c"], queue, events_per_instance=5)
+    assert ended.child.served == 1
+    ((raw, token, result),) = handler.failed
+    assert (raw, token, result.error) == (b"segfault", "token-segfault", "States.TaskFailed")
+
+
+@pytest.mark.timeout(10)
+def test_reuse_grainTimedOut_instanceRetiresAfterThatEvent(queue: tuple[int, int]) -> None:
+    """After a grain timed out in it, an instance serves no further event (its state is
+    unknown): it exits clean with that event as its last, the next one left queued."""
+    handler, (ended,) = serve([b"a", b"timeout", b"c"], queue, events_per_instance=5)
+    assert ended.clean and ended.child.served == 1 and ended.child.taken == b"timeout"
+    assert handler.failed == []
+
+
+@pytest.mark.timeout(10)
+def test_reuse_idleAfterServing_instanceRetires(queue: tuple[int, int]) -> None:
+    """A reused instance that waited a whole BRPOP timeout (here: the queue closed) after
+    serving exits clean, giving its memory back."""
+    handler, (ended,) = serve([b"a"], queue, events_per_instance=5)
+    assert ended.clean and ended.child.served == 1 and ended.child.taken is None
     assert handler.failed == []

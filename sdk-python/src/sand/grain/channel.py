@@ -1,7 +1,8 @@
 """The pipe from a forked grain instance to its parent: a few length-prefixed frames.
 
 A frame is a one-byte :class:`Frame` kind, a 4-byte big-endian body length, then
-the body. A child sends at most one of each kind, in this order:
+the body. For each piece of work, a child sends at most one of each kind, in this
+order:
 
 - ``TOOK`` — it took work the parent did not give it (the grain worker's raw
   event, popped from the queue), so the parent can explain the event if the
@@ -9,7 +10,10 @@ the body. A child sends at most one of each kind, in this order:
 - ``TASK`` — the grain is about to run task ``token`` with ``timeout_s``: the
   parent's deadline for the child starts now;
 - ``RESULT`` — the :class:`GrainResult`, when the parent is the one to deliver it
-  (the emulator). A grain worker's child publishes its results itself.
+  (the emulator). A grain worker's child publishes its results itself;
+- ``DONE`` (empty) — only from an instance that serves several events in sequence
+  (the reuse mode): it finished the work it took, delivered everything, and is idle
+  again; the next ``TOOK`` starts its next piece of work.
 
 The parent reads frames in :class:`sand.grain.pool.Pool`.
 """
@@ -31,6 +35,7 @@ class Frame(bytes, Enum):
     TOOK = b"T"
     TASK = b"K"
     RESULT = b"R"
+    DONE = b"D"
 
 
 class ParentGone(Exception):
@@ -75,6 +80,9 @@ class Channel:
 
     def deliver(self, result: GrainResult) -> None:
         self._send(Frame.RESULT, encode_result(result))
+
+    def done(self) -> None:
+        self._send(Frame.DONE, b"")
 
     def _send(self, kind: Frame, body: bytes) -> None:
         # One write in the usual case: a blocking pipe takes the whole frame unless a

@@ -4,8 +4,9 @@ A :class:`Pool` forks children that run :func:`sand.grain.child.child_main`
 and is driven from one thread by calling :meth:`Pool.wait` in a loop — the
 monitoring loop. Each turn:
 
-- reads the frames children send (``TOOK``, ``TASK``, ``RESULT``:
-  :mod:`sand.grain.channel`);
+- reads the frames children send (``TOOK``, ``TASK``, ``RESULT``, ``DONE``:
+  :mod:`sand.grain.channel`); a ``DONE`` makes a child that serves several events
+  idle again (no work taken, no deadline) and counts it in :attr:`Child.served`;
 - kills the whole process group of a child past its deadline plus ``grace_s``
   (the deadline starts at the fork when the caller knows it, else at the
   child's TASK frame; an idle child has none), or of one that sends a frame
@@ -60,7 +61,7 @@ class Child:
     pid: int
     fd: int  # the read end of its pipe
     grain: str
-    started: float  # pool clock at the fork
+    started: float  # pool clock at the fork, or at the DONE of its last piece of work
     wire_limit_bytes: int | None  # largest frame body accepted (None: no limit)
     timeout_s: float = 0.0
     kill_at: float | None = None  # deadline plus grace, once known
@@ -72,6 +73,7 @@ class Child:
     oversize: bool = False  # sent a frame above wire_limit_bytes (and was killed)
     killed: bool = False
     eof: bool = False
+    served: int = 0  # pieces of work it finished with a DONE frame
     buffer: bytearray = field(default_factory=bytearray)
     settle_s: float = _SETTLE_FIRST_S
 
@@ -286,6 +288,14 @@ class Pool:
             with contextlib.suppress(ValueError, TypeError):
                 # A malformed result is explained by the exit status instead.
                 child.result = decode_result(body)
+        elif kind == Frame.DONE and not child.killed:
+            # Idle again: what it took is finished, and its deadline went with it. A
+            # child killed at its deadline stays explained by that, whatever it sent.
+            child.served += 1
+            child.started = self._clock()
+            child.taken = child.taken_at = child.token = child.result = None
+            child.kill_at = None
+            child.timeout_s = 0.0
 
     def _start_deadline(self, child: Child, timeout_s: float, now: float) -> None:
         child.timeout_s = timeout_s

@@ -4,8 +4,13 @@ import os
 import signal
 import time
 
+# Events this process has served: 1 always, unless the app opts in to reuse.
+served = 0
+
 
 def handle(event, context):
+    global served
+    served += 1
     how = event.get("how")
     if how == "raise":
         raise KeyError("no such thing: " + str(event.get("what")))
@@ -19,4 +24,4 @@ def handle(event, context):
         return {"blob": "x" * int(event.get("bytes", 100_000))}
     if how == "slow-ok":
         time.sleep(float(event.get("seconds", 1)))
-    return {"ok": True, "attempt_pid": os.getpid()}
+    return {"ok": True, "attempt_pid": os.getpid(), "served": served}
