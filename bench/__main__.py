@@ -16,6 +16,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,13 +49,15 @@ class Profile:
     breakdown_n: int
     sandbox_n: int
     bus_n: int
+    reuse_rates: list[float]  # the throughput ramp of the reuse mode
 
 
 QUICK = Profile(300, 0.005, 200, [25, 50, 100, 150, 200, 300, 400], 5, [1, 5, 10, 20, 30, 40, 50],
-                20, 30, 200, 10, 300)  # fmt: skip
-SMOKE = Profile(20, 0.005, 16, [25, 50], 2, [1, 5], 3, 5, 10, 2, 20)
+                20, 30, 200, 10, 300, [100, 200, 400, 600, 800, 1000])  # fmt: skip
+SMOKE = Profile(20, 0.005, 16, [25, 50], 2, [1, 5], 3, 5, 10, 2, 20, [50])
 FULL = Profile(1000, 0.005, 1000, [25, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1000], 15,
-               [1, 2, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50], 100, 120, 1000, 30, 1000)  # fmt: skip
+               [1, 2, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50], 100, 120, 1000, 30, 1000,
+               [100, 200, 400, 600, 800, 1000, 1200, 1500])  # fmt: skip
 
 
 def step(name: str, run: Callable[[], Any], results: dict[str, Any], failures: list[str]) -> Any:
@@ -192,6 +195,25 @@ def main() -> int:
             results,
             failures,
         )
+    with tempfile.TemporaryDirectory() as tmp:
+        reuse_app = sand_series.reuse_variant(sand_series.HOP_APP, Path(tmp))
+        with cluster.deployed(reuse_app) as app:
+            sand_series.warm_up(cluster, app, "one", 200)
+            step("hop (reuse)",
+                 lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+                 results, failures)  # fmt: skip
+            step("cpu per invocation (reuse)",
+                 lambda: sand_series.cpu_per_invocation(
+                     cluster, app, profile.breakdown_n, profile.gap_s),
+                 results, failures)  # fmt: skip
+            step("overhead by clients (reuse)",
+                 lambda: sand_series.overhead_by_clients(
+                     cluster, app, [1, 4, 16], profile.per_level),
+                 results, failures)  # fmt: skip
+            step("throughput (reuse)",
+                 lambda: sand_series.throughput(
+                     cluster, app, profile.reuse_rates, profile.rate_seconds),
+                 results, failures)  # fmt: skip
     with cluster.deployed(sand_series.HOP_APP, backups=False) as app:
         sand_series.warm_up(cluster, app, "one")
         step(
@@ -264,14 +286,33 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         step("cpu per invocation",
              lambda: sand_series.cpu_per_invocation(cluster, app, profile.hop_n, profile.gap_s),
              results, failures)  # fmt: skip
+    with tempfile.TemporaryDirectory() as tmp:
+        reuse_app = sand_series.reuse_variant(sand_series.HOP_APP, Path(tmp))
+        with cluster.deployed(reuse_app) as app:
+            sand_series.warm_up(cluster, app, "one", 200)
+            step("hop (reuse)",
+                 lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+                 results, failures)  # fmt: skip
+            step("overhead by clients (reuse)",
+                 lambda: sand_series.overhead_by_clients(cluster, app, [1], profile.hop_n),
+                 results, failures)  # fmt: skip
+            step("cpu per invocation (reuse)",
+                 lambda: sand_series.cpu_per_invocation(
+                     cluster, app, profile.hop_n, profile.gap_s),
+                 results, failures)  # fmt: skip
     now = headline.figures(results)
     print("\n".join(headline.table(now, headline.previous())))
-    for name, ms in (results.get("cpu per invocation") or {}).items():
-        print(f"{'wall time' if name == 'wall' else 'cpu ' + name}: {ms:.2f} ms per call")
+    fork = results.get("cpu per invocation") or {}
+    reuse = results.get("cpu per invocation (reuse)") or {}
+    print(f"{'CPU ms per call':<32} {'fork per event':>15} {'reuse':>8}")
+    for name in fork or reuse:
+        label = "wall time" if name == "wall" else name
+        print(f"{label:<32} {fork.get(name, float('nan')):>15.2f} "
+              f"{reuse.get(name, float('nan')):>8.2f}")  # fmt: skip
     out = ROOT / "build" / "bench-quick.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    cpu = results.get("cpu per invocation") or {}
-    out.write_text(json.dumps({"figures": now, "cpu_ms_per_call": cpu}, indent=1) + "\n")
+    doc = {"figures": now, "cpu_ms_per_call": fork, "cpu_ms_per_call_reuse": reuse}
+    out.write_text(json.dumps(doc, indent=1) + "\n")
     console.print(f"wrote {out} in {(time.monotonic() - started) / 60:.1f} min; failed: {failures}")
     return 1 if failures else 0
 

@@ -239,4 +239,44 @@ def render(
         report.bar_plot(plots / "backups.png", "Local hop with and without backups",
                         {"backups on": on, "backups off": off})  # fmt: skip
         add("![backups](benchmarks/backups.png)\n")
+    # -- 9. reuse mode ------------------------------------------------------------------------
+    add("## 9. Reuse mode beside fork-per-event\n")
+    reuse_hop = r.get("hop (reuse)") or []
+    reuse_cpu = r.get("cpu per invocation (reuse)") or {}
+    reuse_clients = r.get("overhead by clients (reuse)") or {}
+    reuse_points = r.get("throughput (reuse)") or []
+    if reuse_hop or reuse_cpu or reuse_clients:
+        add("The same hop app deployed a second time as `hop-reuse`, every grain with"
+            " `events_per_instance: 1000` (one process serves up to 1,000 events in sequence;"
+            " decision 0010). Every backup, flag and execution record is kept as in"
+            " fork-per-event.\n")  # fmt: skip
+        add(report.TABLE_HEAD)
+        for name, values in (("hop, fork per event", hop), ("hop, reuse", reuse_hop),
+                             ("one-grain overhead (1 client), fork per event",
+                              by_clients.get(1) or []),
+                             *((f"one-grain overhead ({c} client(s)), reuse", v)
+                               for c, v in reuse_clients.items())):  # fmt: skip
+            if values:
+                add(report.stats_row(name, values))
+        add("")
+    if reuse_cpu:
+        fork_cpu = r.get("cpu per invocation") or {}
+        add("| process | CPU ms per call, fork per event | CPU ms per call, reuse |")
+        add("|---|---|---|")
+        for name in [k for k in reuse_cpu if k != "wall"] + ["wall"]:
+            label = "wall time per call" if name == "wall" else name
+            add(f"| {label} | {fork_cpu.get(name, float('nan')):.2f} | {reuse_cpu[name]:.2f} |")
+        spent = sum(v for k, v in reuse_cpu.items() if k != "wall")
+        fork_spent = sum(v for k, v in fork_cpu.items() if k != "wall")
+        add(f"| **all** | **{fork_spent:.2f}** | **{spent:.2f}** |\n")
+    if reuse_points:
+        add("Throughput in reuse mode (open loop, as in section 4):\n")
+        add(
+            "| offered /s | achieved /s | p50 | p99 | errors | max lag |\n|---|---|---|---|---|---|"
+        )
+        for pt in reuse_points:
+            add(f"| {pt.rate:g} | {pt.achieved:.1f} | {pt.p50:.2f} ms | {pt.p99:.2f} ms | {pt.errors} | {pt.max_lag_ms:.1f} ms |")  # fmt: skip
+        add("")
+    if not (reuse_hop or reuse_cpu or reuse_clients or reuse_points):
+        add("Not measured in this run.\n")
     return "\n".join(out) + "\n"

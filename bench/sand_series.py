@@ -6,6 +6,7 @@ the cost of the asynchronous backups."""
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import threading
 import time
@@ -17,6 +18,7 @@ from typing import Any
 
 import psutil
 import requests
+import yaml
 from sand.client import SandClient
 
 from bench.loadgen import Sample, closed_loop, open_loop, percentile, poisson_schedule
@@ -24,6 +26,24 @@ from bench.loadgen import Sample, closed_loop, open_loop, percentile, poisson_sc
 ROOT = Path(__file__).resolve().parents[1]
 HOP_APP = ROOT / "bench" / "apps" / "hop"
 PIPELINE_APP = ROOT / "examples" / "image-pipeline"
+# Events one instance serves in the reuse-mode series (events_per_instance).
+REUSE_EVENTS = 1000
+
+
+def reuse_variant(app_dir: Path, workdir: Path, events: int = REUSE_EVENTS) -> Path:
+    """A copy of the app under ``workdir``, named ``<name>-reuse``, whose grains all opt in
+    to the reuse mode with ``events_per_instance: events``: the same grains, side by side."""
+    manifest = yaml.safe_load((app_dir / "app.yaml").read_text())
+    name = f"{manifest['name']}-reuse"
+    manifest["name"] = name
+    manifest["grains"] = {
+        grain: {"file": file, "events_per_instance": events}
+        for grain, file in manifest["grains"].items()
+    }
+    copy = workdir / name
+    shutil.copytree(app_dir, copy)
+    (copy / "app.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return copy
 
 
 @dataclass

@@ -51,3 +51,35 @@ def test_previous_missingOrBrokenFile_isEmpty(tmp_path: Path) -> None:
     assert headline.previous(tmp_path / "absent.json") == {}
     (tmp_path / "bad.json").write_text("{not json")
     assert headline.previous(tmp_path / "bad.json") == {}
+
+
+def test_figures_reuseSeries_keptApartFromForkPerEvent() -> None:
+    """The reuse-mode series give their own `_reuse` figures; the fork-per-event ones are
+    untouched by them, and the 1,000/s reuse throughput target is judged on its own."""
+    results = {
+        **_results(),
+        "cpu per invocation (reuse)": {"grain workers and instances": 0.5, "wall": 4.0},
+        "hop (reuse)": [0.6] * 100,
+        "overhead by clients (reuse)": {1: [1.0] * 100},
+    }
+    figures = headline.figures(results)
+    assert figures["cpu_ms_per_call"] == 4.0 and figures["cpu_reuse_ms_per_call"] == 0.5
+    assert figures["hop_reuse_p50_ms"] == 0.6 and figures["hop_p50_ms"] == 1.0
+    assert figures["overhead_reuse_p99_ms"] == 1.0
+    rows = headline.table(figures, {})
+    assert any(r.startswith("| reuse mode: local hop p50") and "0.60 ms" in r for r in rows)
+    reuse_rate = next(r for r in rows if "reuse mode" in r and "1,000" in r)
+    assert "not measured" in reuse_rate
+
+
+def test_reuseVariant_optsEveryGrainIn_underItsOwnName(tmp_path: Path) -> None:
+    """The reuse copy of the hop app loads, is named hop-reuse, and every grain serves up
+    to REUSE_EVENTS events per instance."""
+    from sand.app import load_app
+
+    from bench import sand_series
+
+    app = load_app(sand_series.reuse_variant(sand_series.HOP_APP, tmp_path))
+    assert app.name == "hop-reuse"
+    assert {g.events_per_instance for g in app.grains.values()} == {sand_series.REUSE_EVENTS}
+    assert set(app.grains) == set(load_app(sand_series.HOP_APP).grains)
