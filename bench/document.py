@@ -157,12 +157,13 @@ def render(
     if points:
         add("Open loop, Poisson arrivals, each rate for a fixed time; the ramp stops once the"
             " stack completes less than 90 % of the offered rate twice (`lag` = how late the"
-            " generator sent, to show when it saturates itself):\n")  # fmt: skip
+            " generator sent, to show when it saturates itself; `client cores` = the cores the"
+            " generator itself kept busy, out of the machine's two):\n")  # fmt: skip
         add(
-            "| offered /s | achieved /s | p50 | p99 | errors | max lag |\n|---|---|---|---|---|---|"
+            "| offered /s | achieved /s | p50 | p99 | errors | max lag | client cores |\n|---|---|---|---|---|---|---|"
         )
         for pt in points:
-            add(f"| {pt.rate:g} | {pt.achieved:.1f} | {pt.p50:.2f} ms | {pt.p99:.2f} ms | {pt.errors} | {pt.max_lag_ms:.1f} ms |")  # fmt: skip
+            add(f"| {pt.rate:g} | {pt.achieved:.1f} | {pt.p50:.2f} ms | {pt.p99:.2f} ms | {pt.errors} | {pt.max_lag_ms:.1f} ms | {pt.client_cores:.2f} |")  # fmt: skip
         report.line_plot(plots / "throughput.png", "Latency vs offered load", "offered calls/s", "ms",
                          {"p50": ([p.rate for p in points], [p.p50 for p in points]),
                           "p99": ([p.rate for p in points], [p.p99 for p in points])}, hline=20)  # fmt: skip
@@ -272,10 +273,10 @@ def render(
     if reuse_points:
         add("Throughput in reuse mode (open loop, as in section 4):\n")
         add(
-            "| offered /s | achieved /s | p50 | p99 | errors | max lag |\n|---|---|---|---|---|---|"
+            "| offered /s | achieved /s | p50 | p99 | errors | max lag | client cores |\n|---|---|---|---|---|---|---|"
         )
         for pt in reuse_points:
-            add(f"| {pt.rate:g} | {pt.achieved:.1f} | {pt.p50:.2f} ms | {pt.p99:.2f} ms | {pt.errors} | {pt.max_lag_ms:.1f} ms |")  # fmt: skip
+            add(f"| {pt.rate:g} | {pt.achieved:.1f} | {pt.p50:.2f} ms | {pt.p99:.2f} ms | {pt.errors} | {pt.max_lag_ms:.1f} ms | {pt.client_cores:.2f} |")  # fmt: skip
         add("")
     if not (reuse_hop or reuse_cpu or reuse_clients or reuse_points):
         add("Not measured in this run.\n")

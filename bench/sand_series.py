@@ -6,6 +6,7 @@ the cost of the asynchronous backups."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import threading
@@ -158,6 +159,9 @@ class RatePoint:
     p99: float
     errors: int
     max_lag_ms: float
+    # Cores the load generator itself (this process) kept busy meanwhile: it shares the
+    # machine's two cores with the stack, so what it takes the stack cannot have.
+    client_cores: float = 0.0
 
 
 def throughput(cluster: Cluster, app: str, rates: list[float], seconds: float) -> list[RatePoint]:
@@ -168,9 +172,11 @@ def throughput(cluster: Cluster, app: str, rates: list[float], seconds: float) -
     points: list[RatePoint] = []
     over = 0
     for rate in rates:
+        before = os.times()
         samples = open_loop(
             _post(url, {}), poisson_schedule(rate, seconds, seed=int(rate)), label=f"{rate:g}/s"
         )
+        after = os.times()
         ok = [s for s in samples if s.ok]
         span = max(s.sent_s + s.latency_ms / 1000 for s in samples) - min(s.sent_s for s in samples)
         latencies = [s.latency_ms for s in ok]
@@ -181,6 +187,8 @@ def throughput(cluster: Cluster, app: str, rates: list[float], seconds: float) -
             p99=percentile(latencies, 0.99),
             errors=len(samples) - len(ok),
             max_lag_ms=max(s.lag_ms for s in samples),
+            client_cores=(after.user + after.system - before.user - before.system)
+            / max(after.elapsed - before.elapsed, 1e-9),
         )
         points.append(point)
         saturated = point.achieved < 0.9 * rate or point.errors > 0.01 * len(samples)
