@@ -193,7 +193,8 @@ def test_reuseMode_instancesServeSeveralEvents_failuresStayWithTheirEvent(
             outputs.append(execution.output)
         return outputs
 
-    with deployed(client, faults_reuse, backend):
+    with deployed(client, faults_reuse, backend) as app:
+        assert app["events_per_instance"] == {"crash": 20}
         before = ok_calls("faults-reuse", 10)
         assert max(o["served"] for o in before) >= 2
         assert len({o["attempt_pid"] for o in before}) < 10

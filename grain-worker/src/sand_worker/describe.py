@@ -4,7 +4,8 @@ The host agent runs this at deploy time (the validation rules live in Python,
 in ``sand.app`` and ``sand_workflows``; Java never re-implements them). Prints
 one JSON document on stdout and exits 0 when the app is valid, 1 when not:
 
-    {"ok": true, "app": {"name": ..., "grains": [...], "default_workflow": ...,
+    {"ok": true, "app": {"name": ..., "grains": [...], "events_per_instance": {...},
+                         "default_workflow": ...,
                          "workflows": {"main": {"entry_grain": "upper"}},
                          "limits": {...}, "requirements": "requirements.txt" | null}}
     {"ok": false, "problems": ["hello/app.yaml: grains.upper: ...", ...]}
@@ -42,6 +43,10 @@ def describe(app: AppSpec) -> dict[str, Any]:
     return {
         "name": app.name,
         "grains": grains,
+        # 1: a fresh process per event; more: the grain opted in to reuse (decision 0010)
+        "events_per_instance": {
+            name: spec.events_per_instance for name, spec in app.grains.items()
+        },
         "default_workflow": app.default_workflow,
         "workflows": {
             name: {"entry_grain": entry_grain(spec.definition, grains)}
