@@ -53,11 +53,11 @@ class Profile:
 
 
 QUICK = Profile(300, 0.005, 200, [25, 50, 100, 150, 200, 300, 400], 5, [1, 5, 10, 20, 30, 40, 50],
-                20, 30, 200, 10, 300, [100, 200, 400, 600, 800, 1000])  # fmt: skip
+                20, 30, 200, 10, 300, [50, 100, 200, 400, 600, 800, 1000])  # fmt: skip
 SMOKE = Profile(20, 0.005, 16, [25, 50], 2, [1, 5], 3, 5, 10, 2, 20, [50])
 FULL = Profile(1000, 0.005, 1000, [25, 50, 75, 100, 150, 200, 300, 400, 600, 800, 1000], 15,
                [1, 2, 5, 10, 15, 20, 25, 30, 35, 40, 45, 50], 100, 120, 1000, 30, 1000,
-               [100, 200, 400, 600, 800, 1000, 1200, 1500])  # fmt: skip
+               [50, 100, 200, 400, 600, 800, 1000, 1200, 1500])  # fmt: skip
 
 
 def step(name: str, run: Callable[[], Any], results: dict[str, Any], failures: list[str]) -> Any:
@@ -245,6 +245,15 @@ def main() -> int:
             return sand_series.pipeline(cluster, app, image_input, profile.pipeline_n)
 
         step("pipeline sand", pipeline, results, failures)
+    with tempfile.TemporaryDirectory() as tmp:
+        reuse_pipeline = sand_series.reuse_variant(sand_series.PIPELINE_APP, Path(tmp))
+        with cluster.deployed(reuse_pipeline) as app:
+
+            def pipeline_reuse() -> list[tuple[float, float]]:
+                sand_series.pipeline(cluster, app, image_input, 5)  # warm-up
+                return sand_series.pipeline(cluster, app, image_input, profile.pipeline_n)
+
+            step("pipeline sand (reuse)", pipeline_reuse, results, failures)
 
     if "peers" not in skip:
         # Temporal's dev server is built by `make bench FULL=1` only (a 4-minute Go build)

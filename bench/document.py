@@ -187,7 +187,7 @@ def render(
 
     # -- 6. pipeline -------------------------------------------------------------------------
     add("## 6. The 4-grain image pipeline\n")
-    pipes = {"SAND": sand_pipe}
+    pipes = {"SAND": sand_pipe, "SAND (reuse mode)": r.get("pipeline sand (reuse)") or []}
     for name in ("celery", "rq", "ray", "temporal"):
         if r.get(f"pipeline {name}"):
             pipes[name] = r[f"pipeline {name}"]

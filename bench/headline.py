@@ -52,10 +52,11 @@ def figures(r: dict[str, Any]) -> dict[str, float]:
     for peer in ("celery", "ray"):
         if r.get(f"hop {peer}"):
             out[f"hop_{peer}_p50_ms"] = _p(r[f"hop {peer}"], 0.5)
-    for system in ("sand", "celery", "ray"):
+    for system in ("sand", "sand (reuse)", "celery", "ray"):
         runs = r.get(f"pipeline {system}") or []
         if runs:
-            out[f"pipeline_{system}_overhead_p50_ms"] = _p([t - c for t, c in runs], 0.5)
+            key = system.replace(" (reuse)", "_reuse")
+            out[f"pipeline_{key}_overhead_p50_ms"] = _p([t - c for t, c in runs], 0.5)
     slope = memory_slope(r.get("memory") or {})
     if slope is not None:
         out["memory_mb_per_call"] = slope
@@ -146,6 +147,8 @@ TARGETS = (
            "ms", lambda f: None),
     Target("reuse mode: one-grain overhead p99", "(side by side)", "overhead_reuse_p99_ms",
            "ms", lambda f: None),
+    Target("reuse mode: 4-grain pipeline overhead p50", "(side by side)",
+           "pipeline_sand_reuse_overhead_p50_ms", "ms", lambda f: None),
 )  # fmt: skip
 
 

@@ -61,11 +61,14 @@ def test_figures_reuseSeries_keptApartFromForkPerEvent() -> None:
         "cpu per invocation (reuse)": {"grain workers and instances": 0.5, "wall": 4.0},
         "hop (reuse)": [0.6] * 100,
         "overhead by clients (reuse)": {1: [1.0] * 100},
+        "pipeline sand (reuse)": [(30.0, 20.0)] * 3,
     }
     figures = headline.figures(results)
     assert figures["cpu_ms_per_call"] == 4.0 and figures["cpu_reuse_ms_per_call"] == 0.5
     assert figures["hop_reuse_p50_ms"] == 0.6 and figures["hop_p50_ms"] == 1.0
     assert figures["overhead_reuse_p99_ms"] == 1.0
+    assert figures["pipeline_sand_reuse_overhead_p50_ms"] == 10.0
+    assert "pipeline_sand_overhead_p50_ms" not in figures
     rows = headline.table(figures, {})
     assert any(r.startswith("| reuse mode: local hop p50") and "0.60 ms" in r for r in rows)
     reuse_rate = next(r for r in rows if "reuse mode" in r and "1,000" in r)
