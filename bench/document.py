@@ -137,7 +137,9 @@ def render(
         spent = sum(v for k, v in cpu.items() if k != "wall")
         add("CPU each part of the stack spends per one-grain invocation (one client; process CPU"
             " time before and after the series, divided by the calls), against the wall time per"
-            " call. Two cores give at most 2 ms of CPU per ms of wall time:\n")  # fmt: skip
+            " call, after 1,000 uncounted calls so that the JVMs' JIT compilation is over (the"
+            " warm stack's steady state). Two cores give at most 2 ms of CPU per ms of wall"
+            " time:\n")  # fmt: skip
         add("| process | CPU ms per invocation |\n|---|---|")
         for name, value in sorted(
             ((k, v) for k, v in cpu.items() if k != "wall"), key=lambda kv: -kv[1]
