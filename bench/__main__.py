@@ -16,7 +16,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -195,25 +194,23 @@ def main() -> int:
             results,
             failures,
         )
-    with tempfile.TemporaryDirectory() as tmp:
-        reuse_app = sand_series.reuse_variant(sand_series.HOP_APP, Path(tmp))
-        with cluster.deployed(reuse_app) as app:
-            sand_series.warm_up(cluster, app, "one", 200)
-            step("hop (reuse)",
-                 lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
-                 results, failures)  # fmt: skip
-            step("cpu per invocation (reuse)",
-                 lambda: sand_series.cpu_per_invocation(
-                     cluster, app, profile.breakdown_n, profile.gap_s),
-                 results, failures)  # fmt: skip
-            step("overhead by clients (reuse)",
-                 lambda: sand_series.overhead_by_clients(
-                     cluster, app, [1, 4, 16], profile.per_level),
-                 results, failures)  # fmt: skip
-            step("throughput (reuse)",
-                 lambda: sand_series.throughput(
-                     cluster, app, profile.reuse_rates, profile.rate_seconds),
-                 results, failures)  # fmt: skip
+    with cluster.deployed_reuse(sand_series.HOP_APP) as app:
+        sand_series.warm_up(cluster, app, "one", 200)
+        step("hop (reuse)",
+             lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
+        step("cpu per invocation (reuse)",
+             lambda: sand_series.cpu_per_invocation(
+                 cluster, app, profile.breakdown_n, profile.gap_s),
+             results, failures)  # fmt: skip
+        step("overhead by clients (reuse)",
+             lambda: sand_series.overhead_by_clients(
+                 cluster, app, [1, 4, 16], profile.per_level),
+             results, failures)  # fmt: skip
+        step("throughput (reuse)",
+             lambda: sand_series.throughput(
+                 cluster, app, profile.reuse_rates, profile.rate_seconds),
+             results, failures)  # fmt: skip
     with cluster.deployed(sand_series.HOP_APP, backups=False) as app:
         sand_series.warm_up(cluster, app, "one")
         step(
@@ -245,15 +242,13 @@ def main() -> int:
             return sand_series.pipeline(cluster, app, image_input, profile.pipeline_n)
 
         step("pipeline sand", pipeline, results, failures)
-    with tempfile.TemporaryDirectory() as tmp:
-        reuse_pipeline = sand_series.reuse_variant(sand_series.PIPELINE_APP, Path(tmp))
-        with cluster.deployed(reuse_pipeline) as app:
+    with cluster.deployed_reuse(sand_series.PIPELINE_APP) as app:
 
-            def pipeline_reuse() -> list[tuple[float, float]]:
-                sand_series.pipeline(cluster, app, image_input, 5)  # warm-up
-                return sand_series.pipeline(cluster, app, image_input, profile.pipeline_n)
+        def pipeline_reuse() -> list[tuple[float, float]]:
+            sand_series.pipeline(cluster, app, image_input, 5)  # warm-up
+            return sand_series.pipeline(cluster, app, image_input, profile.pipeline_n)
 
-            step("pipeline sand (reuse)", pipeline_reuse, results, failures)
+        step("pipeline sand (reuse)", pipeline_reuse, results, failures)
 
     if "peers" not in skip:
         # Temporal's dev server is built by `make bench FULL=1` only (a 4-minute Go build)
@@ -285,27 +280,20 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     step("redis floor", lambda: {"python redis": redis_floor(profile.hop_n, profile.gap_s)},
          results, failures)  # fmt: skip
     results["bus latency"] = results.pop("redis floor", {})
-    with cluster.deployed(sand_series.HOP_APP) as app:
-        sand_series.warm_up(cluster, app, "one", 200)
-        step("hop", lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
-             results, failures)  # fmt: skip
-        step("overhead by clients",
-             lambda: sand_series.overhead_by_clients(cluster, app, [1], profile.hop_n),
-             results, failures)  # fmt: skip
-        step("cpu per invocation",
-             lambda: sand_series.cpu_per_invocation(cluster, app, profile.hop_n, profile.gap_s),
-             results, failures)  # fmt: skip
-    with tempfile.TemporaryDirectory() as tmp:
-        reuse_app = sand_series.reuse_variant(sand_series.HOP_APP, Path(tmp))
-        with cluster.deployed(reuse_app) as app:
+    # The same three series in both instance modes: fork per event, then reuse.
+    for mode, deployment in (
+        ("", cluster.deployed(sand_series.HOP_APP)),
+        (" (reuse)", cluster.deployed_reuse(sand_series.HOP_APP)),
+    ):
+        with deployment as app:
             sand_series.warm_up(cluster, app, "one", 200)
-            step("hop (reuse)",
+            step(f"hop{mode}",
                  lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
                  results, failures)  # fmt: skip
-            step("overhead by clients (reuse)",
+            step(f"overhead by clients{mode}",
                  lambda: sand_series.overhead_by_clients(cluster, app, [1], profile.hop_n),
                  results, failures)  # fmt: skip
-            step("cpu per invocation (reuse)",
+            step(f"cpu per invocation{mode}",
                  lambda: sand_series.cpu_per_invocation(
                      cluster, app, profile.hop_n, profile.gap_s),
                  results, failures)  # fmt: skip

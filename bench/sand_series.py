@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -70,6 +71,15 @@ class Cluster:
             yield str(app["name"])
         finally:
             self.client.undeploy(app["name"])
+
+    @contextmanager
+    def deployed_reuse(self, app_dir: Path) -> Iterator[str]:
+        """The app's reuse-mode twin (:func:`reuse_variant`), deployed for the block."""
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            self.deployed(reuse_variant(app_dir, Path(tmp))) as app,
+        ):
+            yield app
 
 
 def _post(url: str, body: Any) -> Any:
