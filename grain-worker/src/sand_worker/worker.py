@@ -78,6 +78,8 @@ class GrainWorker:
             grace_s=self._config.grace_s,
             setup=ChildSetup(die_with_parent=True),
             clock=self._clock,
+            # no task runs longer than the app allows, whatever a grain writes to its pipe
+            max_timeout_s=self._grain.app.limits.timeout_s,
         )
         warm_up()
         # Objects alive now are never freed: keep the collector from touching

@@ -86,6 +86,26 @@ def test_wait_deadlineFromTaskFrame_killsGroupAfterGrace() -> None:
     )
 
 
+@pytest.mark.timeout(10)
+def test_wait_forgedLongTask_deadlineCappedAtMaxTimeout() -> None:
+    """A TASK frame asking for more than the pool's max_timeout_s (a grain can write to its
+    own pipe) gets the cap: the child is killed at the cap plus grace."""
+    clock = FakeClock()
+    pool = Pool(grace_s=1.0, clock=clock, max_timeout_s=2.0)
+
+    def work(channel: Channel) -> None:
+        channel.task_started("token-1", 1e9)
+        time.sleep(30)
+
+    child = pool.fork(work, grain="forger")
+    while child.kill_at is None:
+        assert pool.wait(0.05) == []
+    assert child.timeout_s == 2.0 and child.kill_at == pytest.approx(clock.now + 3.0)
+    clock.now += 3.0
+    (ended,) = until_ended(pool)
+    assert child.timed_out and ended.outcome().error == "States.Timeout"
+
+
 def segfaults_after_task(channel: Channel) -> None:
     channel.took(b"event")
     channel.task_started("token-1", 5.0)

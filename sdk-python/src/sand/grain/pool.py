@@ -123,6 +123,7 @@ class Pool:
 
     Not thread-safe: use it from one thread of the process that created it.
     ``clock`` is a monotonic clock in seconds; children's times are on it.
+    ``max_timeout_s`` caps the deadline a child's TASK frame may ask for.
     """
 
     def __init__(
@@ -131,8 +132,12 @@ class Pool:
         grace_s: float = DEFAULT_GRACE_S,
         setup: ChildSetup = DEFAULT_SETUP,
         clock: Clock = time.monotonic,
+        max_timeout_s: float | None = None,
     ) -> None:
         self._grace_s = grace_s
+        # The pipe is writable by the grain's own code: a TASK frame it forges cannot
+        # give it a longer deadline than this.
+        self._max_timeout_s = max_timeout_s
         self._setup = setup
         self._clock = clock
         self._pid = os.getpid()  # once, not per fork
@@ -283,7 +288,10 @@ class Pool:
             except (ValueError, KeyError, TypeError):
                 return  # not from our runner: the deadline stays unknown
             child.token = task.token
-            self._start_deadline(child, task.timeout_s, self._clock())
+            timeout_s = task.timeout_s
+            if self._max_timeout_s is not None:
+                timeout_s = min(timeout_s, self._max_timeout_s)
+            self._start_deadline(child, timeout_s, self._clock())
         elif kind == Frame.RESULT:
             with contextlib.suppress(ValueError, TypeError):
                 # A malformed result is explained by the exit status instead.
