@@ -48,6 +48,11 @@ from sand_worker.instance import EventHandler, Grain
 REFILL_DELAY_S = 0.05
 # An idle child wakes this often to notice that its parent is gone.
 BRPOP_TIMEOUT_S = 5
+# How much longer than one BRPOP timeout a reused instance may stay idle before it is
+# killed. Generous: a legitimate instance killed just as it popped an event (before its
+# TOOK frame is read) would lose that event, so only one stalled for longer than this
+# after its DONE could be hit.
+IDLE_SLACK_S = 10.0
 # The monitoring loop's longest sleep (ready key, SIGTERM, refill delay).
 TICK_S = 0.05
 SHUTDOWN_S = 5.0
@@ -80,6 +85,9 @@ class GrainWorker:
             clock=self._clock,
             # no task runs longer than the app allows, whatever a grain writes to its pipe
             max_timeout_s=self._grain.app.limits.timeout_s,
+            # a reused instance retires after one empty BRPOP; one still there well after
+            # that is not waiting for events (a grain that forged DONE): killed
+            idle_limit_s=BRPOP_TIMEOUT_S + IDLE_SLACK_S + self._config.grace_s,
         )
         warm_up()
         # Objects alive now are never freed: keep the collector from touching

@@ -106,6 +106,31 @@ def test_wait_forgedLongTask_deadlineCappedAtMaxTimeout() -> None:
     assert child.timed_out and ended.outcome().error == "States.Timeout"
 
 
+@pytest.mark.timeout(10)
+def test_wait_idleAfterDonePastIdleLimit_isKilled() -> None:
+    """A child that sent DONE is idle with no deadline; if it neither takes work nor exits
+    within idle_limit_s (a forged DONE), it is killed. Before that it is left alone."""
+    clock = FakeClock()
+    pool = Pool(grace_s=1.0, clock=clock, idle_limit_s=5.0)
+
+    def work(channel: Channel) -> None:
+        channel.took(b"event")
+        channel.task_started("token-1", 1.0)
+        channel.done()
+        time.sleep(30)
+
+    child = pool.fork(work, grain="reused")
+    while not child.served:
+        assert pool.wait(0.05) == []
+    assert not child.busy and child.kill_at is None
+    clock.now += 4.0
+    assert pool.wait(0.05) == [] and not child.killed
+    clock.now += 1.5
+    (ended,) = until_ended(pool)
+    assert child.killed and not child.timed_out and not ended.clean
+    assert os.WTERMSIG(ended.status) == signal.SIGKILL
+
+
 def segfaults_after_task(channel: Channel) -> None:
     channel.took(b"event")
     channel.task_started("token-1", 5.0)

@@ -123,7 +123,8 @@ class Pool:
 
     Not thread-safe: use it from one thread of the process that created it.
     ``clock`` is a monotonic clock in seconds; children's times are on it.
-    ``max_timeout_s`` caps the deadline a child's TASK frame may ask for.
+    ``max_timeout_s`` caps the deadline a child's TASK frame may ask for;
+    ``idle_limit_s`` bounds how long a child stays idle after a DONE frame.
     """
 
     def __init__(
@@ -133,8 +134,13 @@ class Pool:
         setup: ChildSetup = DEFAULT_SETUP,
         clock: Clock = time.monotonic,
         max_timeout_s: float | None = None,
+        idle_limit_s: float | None = None,
     ) -> None:
         self._grace_s = grace_s
+        # A child that sent DONE and then neither takes work nor exits within this is
+        # killed: a reused instance retires by itself when idle, and a grain that forged a
+        # DONE frame to shed its deadline does not run on for ever.
+        self._idle_limit_s = idle_limit_s
         # The pipe is writable by the grain's own code: a TASK frame it forges cannot
         # give it a longer deadline than this.
         self._max_timeout_s = max_timeout_s
@@ -207,6 +213,8 @@ class Pool:
                 watched[child.fd] = child
             if child.kill_at is not None and not child.killed:
                 timeout = min(timeout, child.kill_at - now)
+            if (idle_until := self._idle_until(child)) is not None:
+                timeout = min(timeout, idle_until - now)
         self._read(watched, max(0.0, timeout))
         now = self._clock()
         self._enforce_deadlines(now)
@@ -309,12 +317,21 @@ class Pool:
         child.timeout_s = timeout_s
         child.kill_at = now + timeout_s + self._grace_s
 
+    def _idle_until(self, child: Child) -> float | None:
+        """When an idle child that has sent DONE is killed, or None."""
+        if self._idle_limit_s is None or not child.served or child.busy or child.killed:
+            return None
+        return child.started + self._idle_limit_s
+
     def _enforce_deadlines(self, now: float) -> None:
         for child in self._children.values():
             if child.killed:
                 continue
             if child.oversize or (child.kill_at is not None and now >= child.kill_at):
                 child.timed_out = not child.oversize
+                child.killed = True
+                _signal_unreaped(child.pid, signal.SIGKILL)
+            elif (idle_until := self._idle_until(child)) is not None and now >= idle_until:
                 child.killed = True
                 _signal_unreaped(child.pid, signal.SIGKILL)
 
