@@ -94,9 +94,28 @@ def test_example_givesExpectedOutput(client: SandClient, example: str, backend: 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_concurrentLoad_200InvocationsAt20_allCorrect(client: SandClient, backend: str) -> None:
-    """200 synchronous invocations, 20 at a time, each get their own correct output."""
-    with deployed(client, EXAMPLES / "hello", backend):
+@pytest.mark.parametrize("mode", ["fork", "reuse"])
+def test_concurrentLoad_200InvocationsAt20_allCorrect(
+    client: SandClient, backend: str, mode: str, tmp_path: Path
+) -> None:
+    """200 synchronous invocations, 20 at a time, each get their own correct output: with a
+    fresh process per event, and with every grain reusing its instances (nothing of one
+    event may leak into another's output)."""
+    app_dir = EXAMPLES / "hello"
+    if mode == "reuse":
+        app_dir = tmp_path / "hello"
+        shutil.copytree(EXAMPLES / "hello", app_dir)
+        manifest = app_dir / "app.yaml"
+        text = manifest.read_text()
+        for grain in ("normalize", "greet", "shout"):
+            text = text.replace(
+                f"  {grain}: grains/{grain}.py\n",
+                f"  {grain}:\n    file: grains/{grain}.py\n    events_per_instance: 50\n",
+            )
+        manifest.write_text(text)
+    with deployed(client, app_dir, backend) as app:
+        expected = 50 if mode == "reuse" else 1
+        assert set(app["events_per_instance"].values()) == {expected}
 
         def call(i: int) -> Execution:
             return client.invoke("hello", {"name": f"user {i}"})
