@@ -224,6 +224,15 @@ def test_reuseMode_instancesServeSeveralEvents_failuresStayWithTheirEvent(
         assert (timed_out.status, timed_out.error) == ("FAILED", "States.Timeout")
         after = ok_calls("faults-reuse", 5)
         assert max(o["served"] for o in after) >= 2
+        # what a reused instance prints shows in the logs after its event, not at its exit
+        marker = f"printed-{time.monotonic_ns()}"
+        assert client.invoke("faults-reuse", {"how": "print", "text": marker}).status == (
+            "SUCCEEDED"
+        )
+        deadline = time.monotonic() + 10
+        while marker not in client.logs("faults-reuse") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert marker in client.logs("faults-reuse")
     with deployed(client, other_faults, backend):
         fresh = ok_calls("faults-b", 5)
     assert [o["served"] for o in fresh] == [1] * 5

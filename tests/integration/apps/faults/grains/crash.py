@@ -1,4 +1,5 @@
-"""Fails as the input asks: raise, run past the deadline, exit, segfault, or return too much."""
+"""Fails as the input asks: raise, run past the deadline, exit, segfault, or return too much
+(or prints, or sleeps and succeeds)."""
 
 import os
 import signal
@@ -22,6 +23,8 @@ def handle(event, context):
         os.kill(os.getpid(), signal.SIGSEGV)
     if how == "big":
         return {"blob": "x" * int(event.get("bytes", 100_000))}
+    if how == "print":
+        print(event.get("text"))
     if how == "slow-ok":
         time.sleep(float(event.get("seconds", 1)))
     return {"ok": True, "attempt_pid": os.getpid(), "served": served}
