@@ -61,9 +61,11 @@ public final class KafkaIngress implements AutoCloseable {
     // and read it from its beginning, so an invocation published meanwhile is not skipped
     props.put(ConsumerConfig.METADATA_MAX_AGE_CONFIG, 1000);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    // The default 500 ms would be added to hops through Kafka (DESIGN.md), but every empty
-    // fetch costs the broker CPU: at 5 ms the idle broker used 16 % of a core, at 20 ms ~4 %.
-    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 20);
+    // Kafka's default (500 ms), on purpose: the broker answers a waiting fetch as soon as a
+    // record arrives, so the wait is not added to hops through Kafka (measured on a warm
+    // stack: hop p50 10.7-11.4 ms at 500 against 10.1-13.6 at 20), while every empty fetch
+    // costs CPU: the idle broker used 103 ms/s at 20 ms and 33 ms/s at 500 (decision 0010).
+    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
     // a dead host's partitions move after this; healthy hosts keep theirs during a rebalance
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000);
     props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1000);
