@@ -18,7 +18,7 @@ import pytest
 from sand.grain.channel import Channel, ParentGone
 from sand.grain.child import ChildSetup
 from sand.grain.exits import ExitCode
-from sand.grain.pool import SWEEP_S, Pool
+from sand.grain.pool import SWEEP_S, Child, Pool
 
 from tests.unit.sdk.forking import gone, until_ended
 
@@ -58,20 +58,27 @@ def test_fork_preforkedChild_idleUntilItTakesWork_thenReportsTookAndTask() -> No
     assert not pool.children
 
 
+def fork_task_started(pool: Pool, grain: str, timeout_s: float) -> Child:
+    """Fork a child that starts a task of ``timeout_s`` and then sleeps; return it once the
+    pool has read its TASK frame."""
+
+    def work(channel: Channel) -> None:
+        channel.task_started("token-1", timeout_s)
+        time.sleep(30)
+
+    child = pool.fork(work, grain=grain)
+    while child.kill_at is None:
+        assert pool.wait(0.05) == []
+    return child
+
+
 @pytest.mark.timeout(10)
 def test_wait_deadlineFromTaskFrame_killsGroupAfterGrace() -> None:
     """The deadline starts at the TASK frame; past it plus grace the group is killed and the
     end is States.Timeout (time comes from the injected clock)."""
     clock = FakeClock()
     pool = Pool(grace_s=1.0, clock=clock)
-
-    def work(channel: Channel) -> None:
-        channel.task_started("token-1", 10.0)
-        time.sleep(30)
-
-    child = pool.fork(work, grain="slow")
-    while child.kill_at is None:
-        assert pool.wait(0.05) == []
+    child = fork_task_started(pool, "slow", 10.0)
     assert child.kill_at == pytest.approx(clock.now + 11.0)
     clock.now += 10.5
     assert pool.wait(0.05) == [] and not child.killed
@@ -92,14 +99,7 @@ def test_wait_forgedLongTask_deadlineCappedAtMaxTimeout() -> None:
     own pipe) gets the cap: the child is killed at the cap plus grace."""
     clock = FakeClock()
     pool = Pool(grace_s=1.0, clock=clock, max_timeout_s=2.0)
-
-    def work(channel: Channel) -> None:
-        channel.task_started("token-1", 1e9)
-        time.sleep(30)
-
-    child = pool.fork(work, grain="forger")
-    while child.kill_at is None:
-        assert pool.wait(0.05) == []
+    child = fork_task_started(pool, "forger", 1e9)
     assert child.timeout_s == 2.0 and child.kill_at == pytest.approx(clock.now + 3.0)
     clock.now += 3.0
     (ended,) = until_ended(pool)
