@@ -10,7 +10,9 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The configuration every SAND process of one host reads: {@code STATE/conf/cluster.json}, written
@@ -27,12 +29,16 @@ import java.util.List;
  *                "keyspace": "sand"},
  *  "docker": {"host": "unix:///abs/state/run/docker.sock", "enabled": true},
  *  "frontend": {"ports": [18081, 18082], "max_payload_kb": 256},
- *  "host_agent": {"port": 18090},
- *  "nginx": {"port": 18080}}
+ *  "host_agent": {"port": 18090, "bind": "127.0.0.1"},
+ *  "nginx": {"port": 18080},
+ *  "hosts": [{"id": "host-1", "redis_socket": "/abs/state/run/redis.sock",
+ *             "agent_url": "http://127.0.0.1:18090"}]}
  * }</pre>
  *
  * @param stateDir absolute directory of the cluster's state ({@code state_dir})
  * @param hostId this host's id, unique in the cluster ({@code host_id}); labels its containers
+ * @param hosts every host of the cluster ({@code hosts}), at least one, ids unique; when the file
+ *     has no list, the one host this file describes
  */
 public record ClusterConfig(
     Path stateDir,
@@ -44,7 +50,8 @@ public record ClusterConfig(
     FrontendConfig frontend,
     HostAgentConfig hostAgent,
     NginxConfig nginx,
-    SandboxConfig sandbox) {
+    SandboxConfig sandbox,
+    List<HostEntry> hosts) {
 
   // duplicate keys are almost always an editing mistake; refuse them instead of taking the last
   private static final JsonMapper MAPPER =
@@ -65,6 +72,45 @@ public record ClusterConfig(
     requirePresent("host_agent", hostAgent);
     requirePresent("nginx", nginx);
     requirePresent("sandbox", sandbox);
+    if (hosts == null) {
+      hosts = List.of(selfEntry(hostId, redis, hostAgent));
+    }
+    if (hosts.isEmpty()) {
+      throw ConfigException.invalid("hosts", "must list at least one host");
+    }
+    Set<String> ids = new HashSet<>();
+    for (int i = 0; i < hosts.size(); i++) {
+      if (!ids.add(hosts.get(i).id())) {
+        throw ConfigException.invalid(
+            "hosts[" + i + "].id", "must be unique, got '" + hosts.get(i).id() + "' twice");
+      }
+    }
+    hosts = List.copyOf(hosts);
+  }
+
+  /** A config of one host: {@link #hosts} is that host alone, reached on loopback. */
+  public ClusterConfig(
+      Path stateDir,
+      String hostId,
+      RedisConfig redis,
+      KafkaConfig kafka,
+      CassandraConfig cassandra,
+      DockerConfig docker,
+      FrontendConfig frontend,
+      HostAgentConfig hostAgent,
+      NginxConfig nginx,
+      SandboxConfig sandbox) {
+    this(
+        stateDir, hostId, redis, kafka, cassandra, docker, frontend, hostAgent, nginx, sandbox,
+        null);
+  }
+
+  // What a file written before the list existed means: this host, its agent on loopback.
+  private static HostEntry selfEntry(String hostId, RedisConfig redis, HostAgentConfig agent) {
+    return new HostEntry(
+        hostId,
+        redis.socket(),
+        URI.create("http://" + HostAgentConfig.DEFAULT_BIND + ":" + agent.port()));
   }
 
   /**
@@ -123,9 +169,23 @@ public record ClusterConfig(
             "docker", s -> new DockerConfig(uri("host", s.text("host")), s.bool("enabled"))),
         top.section(
             "frontend", s -> new FrontendConfig(s.integers("ports"), s.integer("max_payload_kb"))),
-        top.section("host_agent", s -> new HostAgentConfig(s.integer("port"))),
+        top.section(
+            "host_agent",
+            s ->
+                new HostAgentConfig(
+                    s.integer("port"),
+                    s.has("bind") ? s.text("bind") : HostAgentConfig.DEFAULT_BIND)),
         top.section("nginx", s -> new NginxConfig(s.integer("port"))),
-        sandbox(top));
+        sandbox(top),
+        top.has("hosts")
+            ? top.sections(
+                "hosts",
+                s ->
+                    new HostEntry(
+                        s.text("id"),
+                        Path.of(s.text("redis_socket")),
+                        uri("agent_url", s.text("agent_url"))))
+            : null);
   }
 
   // Optional: older config files (and tests) without it get Docker when enabled, else processes.

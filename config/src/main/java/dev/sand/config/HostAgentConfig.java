@@ -1,12 +1,33 @@
 package dev.sand.config;
 
+import java.util.regex.Pattern;
+
 /**
  * The host agent of this host.
  *
  * @param port TCP port of its HTTP endpoint ({@code host_agent.port})
+ * @param bind IPv4 address it listens on ({@code host_agent.bind}): {@code 127.0.0.1} on a single
+ *     host; the address of the host's own network namespace when several hosts share a machine
  */
-public record HostAgentConfig(int port) {
+public record HostAgentConfig(int port, String bind) {
+  /** Where an agent listens when the file does not say: loopback, as before the key existed. */
+  public static final String DEFAULT_BIND = "127.0.0.1";
+
+  private static final Pattern IPV4 =
+      Pattern.compile(
+          "((25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)\\.){3}(25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)");
+
   public HostAgentConfig {
     Checks.port("port", port);
+    // a literal, not a name: the agent must not depend on a resolver to open its port
+    if (bind == null || !IPV4.matcher(bind).matches()) {
+      throw ConfigException.invalid(
+          "bind", "must be an IPv4 address like 127.0.0.1, got '" + bind + "'");
+    }
+  }
+
+  /** An agent on loopback (single host, tests). */
+  public HostAgentConfig(int port) {
+    this(port, DEFAULT_BIND);
   }
 }

@@ -30,6 +30,31 @@ final class Section {
     }
   }
 
+  /**
+   * Reads the list of objects under {@code key} and builds a value from each; a problem is named
+   * {@code key[i].inner}.
+   */
+  <T> List<T> sections(String key, Function<Section, T> build) {
+    JsonNode value = required(key);
+    if (!value.isArray()) {
+      throw ConfigException.invalid(key, "must be a list of objects, got " + describe(value));
+    }
+    List<T> result = new ArrayList<>();
+    for (int i = 0; i < value.size(); i++) {
+      JsonNode item = value.get(i);
+      String itemKey = key + "[" + i + "]";
+      if (!item.isObject()) {
+        throw ConfigException.invalid(itemKey, "must be an object, got " + describe(item));
+      }
+      try {
+        result.add(build.apply(new Section(item)));
+      } catch (ConfigException e) {
+        throw e.within(itemKey);
+      }
+    }
+    return result;
+  }
+
   /** Whether {@code key} is present and not null. */
   boolean has(String key) {
     JsonNode value = node.get(key);

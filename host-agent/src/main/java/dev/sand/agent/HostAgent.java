@@ -108,7 +108,7 @@ public final class HostAgent implements AutoCloseable {
     threads.setName("http");
     server = new Server(threads);
     connector = new ServerConnector(server, 1, 1);
-    connector.setHost("127.0.0.1");
+    connector.setHost(config.hostAgent().bind());
     connector.setPort(wiring.port());
     server.addConnector(connector);
     HealthHandler health = new HealthHandler(this::identity, this::snapshots);
@@ -236,7 +236,13 @@ public final class HostAgent implements AutoCloseable {
       server.start();
     } catch (Exception e) {
       throw new StartupException(
-          "host agent: cannot listen on 127.0.0.1:" + wiring.port() + ": " + e.getMessage(), e);
+          "host agent: cannot listen on "
+              + config.hostAgent().bind()
+              + ":"
+              + wiring.port()
+              + ": "
+              + e.getMessage(),
+          e);
     }
     LOG.atInfo()
         .addKeyValue("host_id", config.hostId())
