@@ -1,8 +1,9 @@
-"""Cluster commands: up, down, status, config."""
+"""Cluster commands: up, down, status, kill-host, config."""
 
 from __future__ import annotations
 
 import json
+import signal
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -11,10 +12,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from sand.cluster import fleet
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
 from sand.cluster.image import ImageError, ensure_base_image
-from sand.cluster.services import PrerequisiteError
-from sand.cluster.supervisor import ServiceStatus, StartError, Supervisor
+from sand.cluster.services import PrerequisiteError, host_service_name
+from sand.cluster.supervisor import ServiceStatus, StartError, Supervisor, running_config
 
 _err = Console(stderr=True, highlight=False)
 _out = Console(highlight=False)
@@ -28,19 +30,27 @@ config_option = click.option(
 )
 
 
-def cluster_config(config_file: Path | None) -> ClusterConfig:
-    """Load the config or exit 2 with the message (no traceback)."""
+def cluster_config(config_file: Path | None, hosts: int | None = None) -> ClusterConfig:
+    """Load the config or exit 2 with the message (no traceback); ``hosts`` (from
+    ``--hosts``) overrides every layer."""
+    overrides = {"cluster": {"hosts": hosts}} if hosts is not None else None
     try:
-        return load_config(config_file)
+        return load_config(config_file, overrides=overrides)
     except ConfigError as exc:
         raise click.ClickException(f"configuration: {exc}") from exc
+
+
+def running_cluster_config(config_file: Path | None) -> ClusterConfig:
+    """The config of what runs in the state dir: its recorded number of hosts wins."""
+    return running_config(cluster_config(config_file))
 
 
 def supervisor(config: ClusterConfig) -> Supervisor:
     hooks = {}
     if config.docker_mode != "off":
-        hooks["dockerd" if config.docker_mode == "managed" else "redis"] = lambda: _import_image(
-            config
+        first_redis = host_service_name(config.host_plans[0], "redis")
+        hooks["dockerd" if config.docker_mode == "managed" else first_redis] = (
+            lambda: _import_image(config)
         )
     return Supervisor(
         config, report=lambda line: _err.print(f"[dim]{line}[/dim]"), after_ready=hooks
@@ -61,9 +71,18 @@ def _import_image(config: ClusterConfig) -> None:
 
 @click.command()
 @config_option
-def up(config_file: Path | None) -> None:
-    """Start the single-host cluster and wait until every service is healthy."""
-    config = cluster_config(config_file)
+@click.option(
+    "--hosts",
+    type=int,
+    default=None,
+    help="SAND hosts on this machine, 1..8 (default: [cluster] hosts, 1); each of "
+    "several runs its Redis and agent in a network namespace of its own.",
+)
+def up(config_file: Path | None, hosts: int | None) -> None:
+    """Start the cluster and wait until every service is healthy.
+
+    Idempotent: starts only what is not running (a killed host's Redis and agent)."""
+    config = cluster_config(config_file, hosts)
     sup = supervisor(config)
     started_at = time.monotonic()
     try:
@@ -88,8 +107,10 @@ def up(config_file: Path | None) -> None:
 @click.command()
 @config_option
 def down(config_file: Path | None) -> None:
-    """Stop every service of the cluster; leaves no process of ours running."""
-    config = cluster_config(config_file)
+    """Stop every service of the cluster; leaves no process of ours running.
+
+    With several hosts, also removes their network namespaces, veths and bridge."""
+    config = running_cluster_config(config_file)
     stopped = supervisor(config).down()
     _err.print(f"stopped {', '.join(stopped)}" if stopped else "nothing was running")
 
@@ -97,15 +118,60 @@ def down(config_file: Path | None) -> None:
 @click.command()
 @config_option
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
-def status(config_file: Path | None, as_json: bool) -> None:
+@click.option(
+    "--hosts",
+    "by_host",
+    is_flag=True,
+    help='With --json: one document {"hosts": [...], "services": {...}} listing each '
+    "host's netns, address, Redis and agent pids and health, and its sandboxes' pids.",
+)
+def status(config_file: Path | None, as_json: bool, by_host: bool) -> None:
     """Show every service with its pid, address, health and memory. Exit 1 unless all healthy."""
-    config = cluster_config(config_file)
+    config = running_cluster_config(config_file)
     sup = supervisor(config)
-    statuses = sup.status() if as_json else _print_status(sup)
-    if as_json:
+    if as_json and by_host:
+        document = fleet.cluster_status(sup)
+        _out.print_json(json.dumps(document.to_json()))
+        statuses = [*document.services, *(s for h in document.hosts for s in h.services)]
+    elif as_json:
+        # a list of services: the format scripts read before hosts existed
+        statuses = sup.status()
         _out.print_json(json.dumps([{**asdict(s), "log": str(s.log)} for s in statuses]))
+    else:
+        statuses = _print_status(sup)
     if not all(s.healthy for s in statuses):
         raise SystemExit(1)
+
+
+@click.command(name="kill-host")
+@config_option
+@click.argument("host")
+@click.option(
+    "--signal",
+    "signal_name",
+    default="KILL",
+    show_default=True,
+    help="Signal to send, by name (KILL, TERM, STOP, ...).",
+)
+def kill_host(config_file: Path | None, host: str, signal_name: str) -> None:
+    """Fault injection: signal every process of one host, as if the machine died.
+
+    Every process in the host's network namespace (its Redis, its agent, process
+    sandboxes) and every process of its containers. Shared services and other hosts
+    are left alone; `sand up` restarts the host's Redis and agent."""
+    try:
+        sig = signal.Signals["SIG" + signal_name.upper().removeprefix("SIG")]
+    except KeyError:
+        raise click.BadParameter(f"unknown signal {signal_name!r}", param_hint="--signal") from None
+    sup = supervisor(running_cluster_config(config_file))
+    try:
+        pids = fleet.kill_host(sup, host, sig)
+    except KeyError as exc:
+        raise click.BadParameter(str(exc.args[0]), param_hint="HOST") from None
+    if pids:
+        _err.print(f"sent {sig.name} to {len(pids)} processes of {host}: {pids}")
+    else:
+        _err.print(f"{host} has no live process")
 
 
 def _print_status(sup: Supervisor) -> list[ServiceStatus]:
@@ -130,4 +196,4 @@ def show_config(config_file: Path | None) -> None:
     _out.print_json(json.dumps(document, default=str))
 
 
-COMMANDS: list[click.Command] = [up, down, status, show_config]
+COMMANDS: list[click.Command] = [up, down, status, kill_host, show_config]

@@ -8,6 +8,7 @@ overrides (tests). Everything is validated once, here, into frozen values.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import tomllib
 from collections.abc import Mapping
@@ -15,9 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_for, plan_hosts
+
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
 _BACKENDS = ("docker", "process")
+_SUBNET = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.0/24")
 
 
 class ConfigError(Exception):
@@ -53,7 +57,7 @@ class Ports:
 
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
-    """The resolved configuration of one single-host cluster."""
+    """The resolved configuration of one cluster: its shared services and its hosts."""
 
     home: Path  # the source checkout: jars, deploy/ templates, the venv
     state_dir: Path
@@ -74,6 +78,24 @@ class ClusterConfig:
     sandbox_backend: str = "docker"
     sandbox_cpus: float = 1.0
     sandbox_pids_limit: int = 512
+    host_count: int = 1  # [cluster] hosts
+    subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
+
+    @property
+    def bridge(self) -> Bridge | None:
+        """The bridge joining the hosts' namespaces; None for a single host (no namespaces)."""
+        return None if self.host_count == 1 else bridge_for(self.state_dir, self.subnet)
+
+    @property
+    def host_plans(self) -> tuple[HostPlan, ...]:
+        """Every host of the cluster, in start order."""
+        return plan_hosts(self.state_dir, self.host_id, self.host_count, self.bridge)
+
+    @property
+    def service_ip(self) -> str:
+        """Where the shared services hosts talk to (Kafka, Cassandra) listen."""
+        bridge = self.bridge
+        return LOOPBACK if bridge is None else bridge.ip
 
     @property
     def run_dir(self) -> Path:
@@ -107,9 +129,8 @@ class ClusterConfig:
 
     @property
     def redis_socket(self) -> Path:
-        # In a directory of its own: sandboxes get this directory mounted, and
-        # must not see anything else of run/ (the Docker socket is there).
-        return self.run_dir / "redis" / "redis.sock"
+        """The first host's Redis socket (the only one on a single host)."""
+        return self.host_plans[0].redis_socket
 
     @property
     def docker_url(self) -> str:
@@ -120,7 +141,11 @@ class ClusterConfig:
 
     @property
     def kafka_bootstrap(self) -> str:
-        return f"127.0.0.1:{self.ports.kafka}"
+        return f"{self.service_ip}:{self.ports.kafka}"
+
+    @property
+    def cassandra_contact_point(self) -> str:
+        return f"{self.service_ip}:{self.ports.cassandra_cql}"
 
     @property
     def gateway_url(self) -> str:
@@ -266,7 +291,26 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_backend=sb["backend"],
         sandbox_cpus=_positive("sandbox.cpus", sb["cpus"]),
         sandbox_pids_limit=int(_positive("sandbox.pids_limit", sb["pids_limit"])),
+        host_count=_host_count(c["hosts"]),
+        subnet=_subnet(c["subnet"]),
     )
+
+
+def _host_count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_HOSTS:
+        raise ConfigError(
+            f"cluster.hosts must be a whole number from 1 to {MAX_HOSTS}, got {value!r}"
+        )
+    return value
+
+
+def _subnet(value: Any) -> str:
+    if value == "":
+        return ""
+    match = _SUBNET.fullmatch(value) if isinstance(value, str) else None
+    if match is None or any(int(octet) > 255 for octet in match.groups()):
+        raise ConfigError(f'cluster.subnet must be a /24 like "10.213.7.0/24" or "", got {value!r}')
+    return str(value)
 
 
 def _port(key: str, value: Any) -> int:

@@ -14,27 +14,29 @@ from pathlib import Path
 Probe = Callable[[], str | None]
 
 
-def tcp(port: int, timeout_s: float = 1.0) -> Probe:
+def tcp(port: int, timeout_s: float = 1.0, host: str = "127.0.0.1") -> Probe:
     def probe() -> str | None:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=timeout_s):
+            with socket.create_connection((host, port), timeout=timeout_s):
                 return None
         except OSError as exc:
-            return f"127.0.0.1:{port} refuses connections ({exc.strerror or exc})"
+            return f"{host}:{port} refuses connections ({exc.strerror or exc})"
 
     return probe
 
 
-def http_ok(port: int, path: str = "/health", timeout_s: float = 2.0) -> Probe:
+def http_ok(
+    port: int, path: str = "/health", timeout_s: float = 2.0, host: str = "127.0.0.1"
+) -> Probe:
     def probe() -> str | None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout_s)
+        conn = http.client.HTTPConnection(host, port, timeout=timeout_s)
         try:
             conn.request("GET", path)
             response = conn.getresponse()
             body = response.read(300).decode(errors="replace")
             return None if response.status == 200 else f"GET {path} -> {response.status} {body}"
         except OSError as exc:
-            return f"GET http://127.0.0.1:{port}{path} failed ({exc})"
+            return f"GET http://{host}:{port}{path} failed ({exc})"
         finally:
             conn.close()
 
@@ -101,19 +103,19 @@ def kafka_metadata(bootstrap: str, timeout_s: float = 3.0) -> Probe:
     return probe
 
 
-def cassandra_query(port: int, timeout_s: float = 5.0) -> Probe:
+def cassandra_query(port: int, host: str = "127.0.0.1", timeout_s: float = 5.0) -> Probe:
     def probe() -> str | None:
         from cassandra.cluster import Cluster, NoHostAvailable
 
-        cluster = Cluster(["127.0.0.1"], port=port, connect_timeout=timeout_s, protocol_version=5)
+        cluster = Cluster([host], port=port, connect_timeout=timeout_s, protocol_version=5)
         try:
             session = cluster.connect()
             session.execute("SELECT release_version FROM system.local", timeout=timeout_s)
             return None
         except (NoHostAvailable, OSError) as exc:
-            return f"cassandra at 127.0.0.1:{port}: {exc}"
+            return f"cassandra at {host}:{port}: {exc}"
         except Exception as exc:  # driver timeouts and protocol errors
-            return f"cassandra at 127.0.0.1:{port}: {type(exc).__name__}: {exc}"
+            return f"cassandra at {host}:{port}: {type(exc).__name__}: {exc}"
         finally:
             cluster.shutdown()
 

@@ -1,6 +1,9 @@
-"""The services of a single-host cluster: how each is configured, started and probed.
+"""The services of a cluster: how each is configured, started and probed.
 
-This module only *describes* services (``ServiceSpec``); ``supervisor`` runs them.
+Shared services (dockerd, Kafka, Cassandra, frontends, nginx) run once, in the root
+network namespace; each host (``topology.HostPlan``) has its own Redis and host agent,
+inside the host's network namespace when there are several. This module only
+*describes* services (``ServiceSpec``); ``supervisor`` runs them.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from string import Template
 
 from sand.cluster import probes
 from sand.cluster.config import ClusterConfig
+from sand.cluster.topology import HostPlan
 
 KAFKA_MAIN = "kafka.Kafka"
 # SAND's own Python packages, relative to the checkout, that grain workers import.
@@ -44,14 +48,29 @@ class ServiceSpec:
     needs: tuple[str, ...] = ()  # names of binaries or files that must exist
     prepare: Callable[[], None] | None = field(default=None, compare=False)
     env: tuple[tuple[str, str], ...] = ()
+    host_id: str | None = None  # the host it belongs to; None for a shared service
+    pids_dir: Path | None = None  # where its pid file goes; None = the cluster's run/pids
+
+
+def host_service_name(plan: HostPlan, kind: str) -> str:
+    """``redis`` / ``host-agent`` on a single host (as ever); ``host-2/redis`` with several."""
+    return kind if plan.netns is None else f"{plan.id}/{kind}"
 
 
 def build_services(config: ClusterConfig) -> list[ServiceSpec]:
     """Every service of the cluster, in start order (stop runs it backwards)."""
-    services = [_redis(config)]
+    plans = config.host_plans
+    single = len(plans) == 1
+    # one host: the order of old; several: their Redis beside their agent
+    services = [_redis(config, plans[0])] if single else []
     if config.docker_mode == "managed":
         services.append(_dockerd(config))
-    services += [_kafka(config), _cassandra(config), _host_agent(config)]
+    services += [_kafka(config), _cassandra(config)]
+    if single:
+        services.append(_host_agent(config, plans[0]))
+    else:
+        for plan in plans:
+            services += [_redis(config, plan), _host_agent(config, plan)]
     services += [_frontend(config, i, port) for i, port in enumerate(config.ports.frontends, 1)]
     services.append(_nginx(config))
     return services
@@ -74,15 +93,38 @@ def check_prerequisites(services: list[ServiceSpec]) -> None:
 
 
 def write_cluster_json(config: ClusterConfig) -> Path:
-    """The resolved config the Java services and grain workers read."""
-    path = config.conf_dir / "cluster.json"
-    document = {
-        "state_dir": str(config.state_dir),
-        "host_id": config.host_id,
-        "redis": {"socket": str(config.redis_socket), "password": config.redis_password},
+    """Write the resolved config the Java services read; returns the shared file's path.
+
+    ``STATE/conf/cluster.json`` (frontends, `sand`) describes host-1 in its per-host
+    fields and lists every host under ``hosts``; with several hosts each agent gets
+    ``STATE/hosts/<id>/conf/cluster.json`` describing itself."""
+    plans = config.host_plans
+    shared = config.conf_dir / "cluster.json"
+    _write_json(shared, cluster_document(config, plans[0], config.state_dir))
+    if len(plans) > 1:
+        for plan in plans:
+            document = cluster_document(config, plan, plan.state_dir)
+            _write_json(plan.conf_dir / "cluster.json", document)
+    return shared
+
+
+def _write_json(path: Path, document: dict[str, object]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps(document, indent=2) + "\n")
+    partial.replace(path)  # a service starting now never reads half a file
+
+
+def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> dict[str, object]:
+    """The content of one cluster.json: the shared services, ``plan``'s own fields, the
+    list of every host."""
+    return {
+        "state_dir": str(state_dir),
+        "host_id": plan.id,
+        "redis": {"socket": str(plan.redis_socket), "password": config.redis_password},
         "kafka": {"bootstrap": config.kafka_bootstrap},
         "cassandra": {
-            "contact_point": f"127.0.0.1:{config.ports.cassandra_cql}",
+            "contact_point": config.cassandra_contact_point,
             "datacenter": "datacenter1",
             "keyspace": "sand",
         },
@@ -95,7 +137,7 @@ def write_cluster_json(config: ClusterConfig) -> Path:
             "ports": list(config.ports.frontends),
             "max_payload_kb": config.max_payload_kb,
         },
-        "host_agent": {"port": config.ports.host_agent},
+        "host_agent": {"port": config.ports.host_agent, "bind": plan.ip},
         "nginx": {"port": config.ports.nginx},
         "home": str(config.home),
         "sandbox": {
@@ -107,18 +149,24 @@ def write_cluster_json(config: ClusterConfig) -> Path:
             "cpus": config.sandbox_cpus,
             "pids_limit": config.sandbox_pids_limit,
         },
+        "hosts": [
+            {
+                "id": host.id,
+                "redis_socket": str(host.redis_socket),
+                "agent_url": host.agent_url(config.ports.host_agent),
+            }
+            for host in config.host_plans
+        ],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2) + "\n")
-    return path
 
 
 def _write_cluster_json_quietly(config: ClusterConfig) -> None:
     write_cluster_json(config)
 
 
-def _render(config: ClusterConfig, template: str, target: str, **extra: str) -> Path:
+def _render(config: ClusterConfig, template: str, path: Path, **extra: str) -> Path:
     values = {
+        "service_ip": config.service_ip,
         "run_dir": str(config.run_dir),
         "logs_dir": str(config.logs_dir),
         "redis_socket": str(config.redis_socket),
@@ -137,7 +185,6 @@ def _render(config: ClusterConfig, template: str, target: str, **extra: str) -> 
         **extra,
     }
     text = Template((config.home / "deploy" / "conf" / template).read_text()).substitute(values)
-    path = config.conf_dir / target
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
@@ -151,22 +198,37 @@ def _log(config: ClusterConfig, name: str) -> Path:
     return config.logs_dir / f"{name}.log"
 
 
-def _redis(config: ClusterConfig) -> ServiceSpec:
-    conf = config.conf_dir / "redis.conf"
+def _in_netns(plan: HostPlan, argv: tuple[str, ...]) -> tuple[str, ...]:
+    # `ip netns exec` enters the namespace and execs argv in place: the pid we record
+    # is the service's own.
+    return argv if plan.netns is None else ("ip", "netns", "exec", plan.netns, *argv)
+
+
+def _redis(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
+    conf = plan.conf_dir / "redis.conf"
+    data = plan.data_dir / "redis"
 
     def prepare() -> None:
-        (config.data_dir / "redis").mkdir(parents=True, exist_ok=True)
-        config.redis_socket.parent.mkdir(parents=True, exist_ok=True)
-        _render(config, "redis.conf", "redis.conf")
+        data.mkdir(parents=True, exist_ok=True)
+        plan.redis_socket.parent.mkdir(parents=True, exist_ok=True)
+        _render(
+            config,
+            "redis.conf",
+            conf,
+            redis_socket=str(plan.redis_socket),
+            redis_dir=str(data),
+        )
 
     return ServiceSpec(
-        name="redis",
-        argv=("redis-server", str(conf)),
-        address=f"unix:{config.redis_socket}",
-        log=_log(config, "redis"),
-        health=probes.redis_ping(config.redis_socket, lambda: config.redis_password),
-        needs=("redis-server",),
+        name=host_service_name(plan, "redis"),
+        argv=_in_netns(plan, ("redis-server", str(conf))),
+        address=f"unix:{plan.redis_socket}",
+        log=plan.logs_dir / "redis.log",
+        health=probes.redis_ping(plan.redis_socket, lambda: config.redis_password),
+        needs=("redis-server",) if plan.netns is None else ("redis-server", "ip"),
         prepare=prepare,
+        host_id=plan.id,
+        pids_dir=plan.pids_dir,
     )
 
 
@@ -203,7 +265,7 @@ def _kafka(config: ClusterConfig) -> ServiceSpec:
     data = config.data_dir / "kafka"
 
     def prepare() -> None:
-        _render(config, "kafka.properties", "kafka.properties")
+        _render(config, "kafka.properties", conf)
         if not (data / "meta.properties").exists():
             # KRaft storage is formatted once per data dir, with a fresh cluster id.
             data.mkdir(parents=True, exist_ok=True)
@@ -263,7 +325,7 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
 
     def prepare() -> None:
         data.mkdir(parents=True, exist_ok=True)
-        _render(config, "cassandra.yaml", "cassandra/cassandra.yaml")
+        _render(config, "cassandra.yaml", conf_dir / "cassandra.yaml")
         shutil.copy(deploy_conf / "logback.xml", conf_dir / "logback.xml")
 
     return ServiceSpec(
@@ -282,9 +344,9 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
             f"{conf_dir}:{lib}/*",
             CASSANDRA_MAIN,
         ),
-        address=f"127.0.0.1:{config.ports.cassandra_cql}",
+        address=config.cassandra_contact_point,
         log=_log(config, "cassandra"),
-        health=probes.cassandra_query(config.ports.cassandra_cql),
+        health=probes.cassandra_query(config.ports.cassandra_cql, config.service_ip),
         ports=(
             config.ports.cassandra_cql,
             config.ports.cassandra_storage,
@@ -296,7 +358,9 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
     )
 
 
-def _java_service(config: ClusterConfig, name: str, jar: Path, heap_mb: int) -> tuple[str, ...]:
+def _java_service(
+    config: ClusterConfig, name: str, jar: Path, heap_mb: int, cluster_json: Path | None = None
+) -> tuple[str, ...]:
     # Serial GC: these are small heaps on a 2-core machine shared with Kafka and
     # Cassandra; a concurrent collector would only add threads.
     return (
@@ -307,7 +371,7 @@ def _java_service(config: ClusterConfig, name: str, jar: Path, heap_mb: int) -> 
         "-jar",
         str(jar),
         "--config",
-        str(config.conf_dir / "cluster.json"),
+        str(cluster_json or config.conf_dir / "cluster.json"),
     )
 
 
@@ -335,23 +399,32 @@ def _pin(built: Path, pinned: Path, keep: int = 3) -> None:
         old.unlink(missing_ok=True)
 
 
-def _host_agent(config: ClusterConfig) -> ServiceSpec:
+def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
     jar = config.home / "host-agent" / "target" / "host-agent.jar"
     pinned = _pinned_jar(config, jar)
+    name = host_service_name(plan, "host-agent")
+    port = config.ports.host_agent
 
     def prepare() -> None:
         _pin(jar, pinned)
         _write_cluster_json_quietly(config)
 
+    java = _java_service(
+        config, name, pinned, config.host_agent_heap_mb, plan.conf_dir / "cluster.json"
+    )
     return ServiceSpec(
-        name="host-agent",
-        argv=_java_service(config, "host-agent", pinned, config.host_agent_heap_mb),
-        address=f"http://127.0.0.1:{config.ports.host_agent}",
-        log=_log(config, "host-agent"),
-        health=probes.http_ok(config.ports.host_agent),
-        ports=(config.ports.host_agent,),
-        needs=("java", str(jar)),
+        name=name,
+        argv=_in_netns(plan, java),
+        address=plan.agent_url(port),
+        log=plan.logs_dir / "host-agent.log",
+        # reached from the root namespace, through the bridge when in a namespace
+        health=probes.http_ok(port, host=plan.ip),
+        # in a namespace of its own the port is free whatever the root namespace holds
+        ports=(port,) if plan.netns is None else (),
+        needs=("java", str(jar)) if plan.netns is None else ("java", str(jar), "ip"),
         prepare=prepare,
+        host_id=plan.id,
+        pids_dir=plan.pids_dir,
     )
 
 
@@ -383,7 +456,7 @@ def _nginx(config: ClusterConfig) -> ServiceSpec:
     def prepare() -> None:
         for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
             (config.state_dir / "nginx" / sub).mkdir(parents=True, exist_ok=True)
-        _render(config, "nginx.conf", "nginx.conf", upstream_servers=upstream)
+        _render(config, "nginx.conf", conf, upstream_servers=upstream)
 
     return ServiceSpec(
         name="nginx",

@@ -1,15 +1,21 @@
-"""Start, stop and inspect the processes of a single-host cluster.
+"""Start, stop and inspect the processes of a cluster.
 
 Every service runs in its own session (process group) so that stopping it
 stops everything it spawned. Its pid and start time are kept in
-``STATE/run/<name>.pid``, so a recycled pid is never mistaken for ours.
+``STATE/run/pids/<name>.json`` (a host's own services: ``STATE/hosts/<id>/run/pids/``),
+so a recycled pid is never mistaken for ours. With several hosts, ``up`` first builds
+their network (``network.ensure``) and records the topology in
+``STATE/run/topology.json``; ``down`` kills whatever is left in the hosts' namespaces
+and removes the network.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+from sand.cluster import network
 from sand.cluster.config import ClusterConfig
 from sand.cluster.services import ServiceSpec, build_services, check_prerequisites
 
@@ -71,14 +78,23 @@ class Supervisor:
     ) -> None:
         self._config = config
         self._services = services if services is not None else build_services(config)
+        self._specs = {spec.name: spec for spec in self._services}
         self._report = report
         self._after_ready = after_ready or {}
         self._clock = clock
         self._abort = threading.Event()
 
     @property
+    def config(self) -> ClusterConfig:
+        return self._config
+
+    @property
     def services(self) -> list[ServiceSpec]:
         return list(self._services)
+
+    def pid(self, name: str) -> int | None:
+        """The pid of the running service ``name``, or None."""
+        return self._pid(name)
 
     # -- up -------------------------------------------------------------------
 
@@ -89,16 +105,29 @@ class Supervisor:
         raises ``StartError``; raises ``PrerequisiteError`` before starting anything
         if something is not installed.
         """
+        self._refuse_other_topology()
+        bridge = self._config.bridge
         check_prerequisites(self._services)
+        if bridge is not None and shutil.which("ip") is None:
+            raise StartError("network", "command 'ip' (iproute2) not found on PATH", None)
         for directory in (
             self._config.run_dir / "pids",
             self._config.logs_dir,
             self._config.conf_dir,
         ):
             directory.mkdir(parents=True, exist_ok=True)
+        for plan in self._config.host_plans:
+            for directory in (plan.pids_dir, plan.logs_dir, plan.conf_dir):
+                directory.mkdir(parents=True, exist_ok=True)
         running = {spec.name: pid for spec in self._services if (pid := self._pid(spec.name))}
         to_start = [spec for spec in self._services if spec.name not in running]
         self._check_ports(to_start)
+        if bridge is not None:
+            try:
+                network.ensure(bridge, self._config.host_plans)
+            except network.NetworkError as exc:
+                raise StartError("network", str(exc), None) from exc
+        self._topology_file.write_text(json.dumps(topology_record(self._config)) + "\n")
 
         spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]] = {}
         self._abort.clear()
@@ -116,8 +145,35 @@ class Supervisor:
             results += self._wait_ready(to_start, spawned)
         except BaseException:
             self._stop_names([s.name for s in reversed(to_start) if s.name in spawned])
+            if not running:  # nothing was up before this call: leave nothing behind
+                self._remove_network()
             raise
         return results
+
+    @property
+    def _topology_file(self) -> Path:
+        return self._config.run_dir / "topology.json"
+
+    def _refuse_other_topology(self) -> None:
+        """A cluster runs here with another number of hosts (or subnet): refuse; the
+        user must `sand down` first. Only leftovers of a dead one: clear them."""
+        recorded = recorded_topology(self._config)
+        if recorded is None or topology_record(recorded) == topology_record(self._config):
+            return
+        old = Supervisor(recorded, report=self._report)
+        alive = [spec.name for spec in old.services if old.pid(spec.name) is not None]
+        if alive:
+            hosts, wanted = recorded.host_count, self._config.host_count
+            where = recorded.bridge.subnet if recorded.bridge else "no namespaces"
+            raise StartError(
+                "cluster",
+                f"the cluster in {self._config.state_dir} runs with hosts = {hosts} ({where}), "
+                f"this config asks for hosts = {wanted}"
+                f"{'' if self._config.bridge is None else f' ({self._config.bridge.subnet})'}; "
+                f"run `sand down` first to change it (or `sand up --hosts {hosts}` to keep it)",
+                None,
+            )
+        old.down()
 
     def _spawn(self, spec: ServiceSpec) -> subprocess.Popen[bytes]:
         spec.log.parent.mkdir(parents=True, exist_ok=True)
@@ -206,12 +262,30 @@ class Supervisor:
         Blocks until they are gone. Returns the names of what was stopped.
         """
         stopped = self._stop_names([spec.name for spec in reversed(self._services)])
-        strays = self._strays()
-        for process in strays:
+        # a host's namespace also holds its sandboxes (process backend) and whatever
+        # survived a host that was killed: nothing may outlive the namespace's removal
+        leftovers = []
+        for plan in self._config.host_plans:
+            if plan.netns is not None:
+                leftovers += _processes(network.netns_pids(plan.netns))
+        leftovers += self._strays()
+        for process in leftovers:
             with contextlib.suppress(psutil.Error):
                 process.kill()
-        psutil.wait_procs(strays, timeout=5)
+        psutil.wait_procs(leftovers, timeout=5)
+        self._remove_network()
+        self._topology_file.unlink(missing_ok=True)
         return stopped
+
+    def _remove_network(self) -> None:
+        bridge = self._config.bridge
+        if bridge is None:
+            return
+        try:
+            for removed in network.remove(bridge, self._config.host_plans):
+                self._report(f"removed {removed}")
+        except network.NetworkError as exc:
+            self._report(f"could not remove the network: {exc}")
 
     def _stop_names(self, names: list[str]) -> list[str]:
         stopped = []
@@ -266,6 +340,9 @@ class Supervisor:
 
     def _pidfile(self, name: str) -> Path:
         # A directory of our own: services write pid files of theirs into run/.
+        spec = self._specs.get(name)
+        if spec is not None and spec.pids_dir is not None:
+            return spec.pids_dir / f"{name.rsplit('/', 1)[-1]}.json"
         return self._config.run_dir / "pids" / f"{name}.json"
 
     def _pid(self, name: str) -> int | None:
@@ -283,6 +360,38 @@ class Supervisor:
             pass
         path.unlink(missing_ok=True)
         return None
+
+
+def topology_record(config: ClusterConfig) -> dict[str, object]:
+    """What must not change while a cluster runs: its number of hosts and their subnet."""
+    bridge = config.bridge
+    return {"hosts": config.host_count, "subnet": None if bridge is None else bridge.subnet}
+
+
+def recorded_topology(config: ClusterConfig) -> ClusterConfig | None:
+    """``config`` with the topology `sand up` last started in its state dir, or None
+    if nothing was started (or `sand down` ran since)."""
+    try:
+        record = json.loads((config.run_dir / "topology.json").read_text())
+        return dataclasses.replace(
+            config, host_count=int(record["hosts"]), subnet=str(record["subnet"] or "")
+        )
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return None
+
+
+def running_config(config: ClusterConfig) -> ClusterConfig:
+    """The config to stop or inspect what runs in ``config``'s state dir: its recorded
+    topology wins over the current config's (`sand up --hosts 3`, then `sand down`)."""
+    return recorded_topology(config) or config
+
+
+def _processes(pids: Iterable[int]) -> list[psutil.Process]:
+    found = []
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            found.append(psutil.Process(pid))
+    return found
 
 
 def _is_ready(spec: ServiceSpec, log_offset: int) -> bool:

@@ -1,0 +1,112 @@
+"""The network of several hosts on one machine: a bridge, and per host a network
+namespace joined to it by a veth pair.
+
+Runs ``ip`` (iproute2) and so needs root. Both directions are idempotent: ``ensure``
+completes a half-built network, ``remove`` skips what is already gone. Blocking;
+each ``ip`` call is bounded by a timeout.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from sand.cluster.topology import Bridge, HostPlan
+
+_NETNS_DIR = Path("/run/netns")
+_TIMEOUT_S = 10
+
+
+class NetworkError(Exception):
+    """An ``ip`` command failed or the subnet is taken; the message names the command."""
+
+
+def ensure(bridge: Bridge, plans: Iterable[HostPlan]) -> None:
+    """Create whatever of the bridge and the hosts' namespaces is missing.
+
+    Raises ``NetworkError`` naming the failed command, or the interface that already
+    holds an address of the bridge's subnet."""
+    _check_subnet_free(bridge)
+    if not link_exists(bridge.name):
+        _ip("link", "add", "name", bridge.name, "type", "bridge")
+    _ip("addr", "replace", f"{bridge.ip}/24", "dev", bridge.name)
+    _ip("link", "set", bridge.name, "up")
+    for plan in plans:
+        if plan.netns is None or plan.veth is None or plan.peer is None:
+            continue
+        if not netns_exists(plan.netns):
+            _ip("netns", "add", plan.netns)
+        if not link_exists(plan.veth):
+            # the two ends live and die together: no end of an old pair can be left over
+            _ip("link", "add", plan.veth, "type", "veth", "peer", "name", plan.peer)
+            _ip("link", "set", plan.peer, "netns", plan.netns)
+        _ip("link", "set", plan.veth, "master", bridge.name, "up")
+        _ip("-n", plan.netns, "addr", "replace", f"{plan.ip}/24", "dev", plan.peer)
+        _ip("-n", plan.netns, "link", "set", plan.peer, "up")
+        _ip("-n", plan.netns, "link", "set", "lo", "up")
+        _ip("-n", plan.netns, "route", "replace", "default", "via", bridge.ip)
+
+
+def remove(bridge: Bridge, plans: Iterable[HostPlan]) -> list[str]:
+    """Delete the hosts' namespaces, their veth pairs and the bridge; returns what it deleted.
+
+    A namespace still holding processes disappears from the list at once but lives on
+    until they exit: kill them first (``netns_pids``)."""
+    removed = []
+    for plan in plans:
+        if plan.netns is not None and netns_exists(plan.netns):
+            _ip("netns", "del", plan.netns)  # takes the veth pair with it
+            removed.append(f"netns {plan.netns}")
+        if plan.veth is not None and link_exists(plan.veth):
+            _ip("link", "del", plan.veth)
+            removed.append(f"veth {plan.veth}")
+    if link_exists(bridge.name):
+        _ip("link", "del", bridge.name)
+        removed.append(f"bridge {bridge.name}")
+    return removed
+
+
+def netns_exists(name: str) -> bool:
+    return (_NETNS_DIR / name).exists()
+
+
+def link_exists(name: str) -> bool:
+    return Path("/sys/class/net", name).exists()
+
+
+def netns_pids(name: str) -> list[int]:
+    """Every process in the namespace ``name`` (none when it does not exist)."""
+    if not netns_exists(name):
+        return []
+    out = _ip("netns", "pids", name, check=False).stdout
+    return [int(word) for word in out.split() if word.isdigit()]
+
+
+def _check_subnet_free(bridge: Bridge) -> None:
+    subnet = ipaddress.ip_network(bridge.subnet)
+    for line in _ip("-4", "-o", "addr", "show").stdout.splitlines():
+        # "3: eth0    inet 192.0.2.2/24 brd ... scope global eth0"
+        words = line.split()
+        if len(words) < 4 or words[2] != "inet":
+            continue
+        device, address = words[1], ipaddress.ip_interface(words[3])
+        if device != bridge.name and address.network.overlaps(subnet):
+            raise NetworkError(
+                f"subnet {bridge.subnet} of bridge {bridge.name} overlaps {address} of {device}; "
+                f'set [cluster] subnet to a free /24, like subnet = "10.213.99.0/24"'
+            )
+
+
+def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    command = ("ip", *args)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NetworkError(f"`{' '.join(command)}` failed: {exc}") from exc
+    if check and result.returncode != 0:
+        raise NetworkError(
+            f"`{' '.join(command)}` failed (status {result.returncode}): {result.stderr.strip()}"
+        )
+    return result
