@@ -6,7 +6,7 @@ import java.net.URI;
  * The Docker Engine that hosts application sandboxes.
  *
  * @param host the engine's API address ({@code docker.host}): {@code unix:///abs/path.sock} or
- *     {@code tcp://host:port}
+ *     {@code tcp://host:port}; not checked, and may be empty, when Docker is not enabled
  * @param enabled false runs the agent without sandboxes ({@code docker.enabled}); health says so
  */
 public record DockerConfig(URI host, boolean enabled) {
@@ -14,6 +14,13 @@ public record DockerConfig(URI host, boolean enabled) {
     if (host == null) {
       throw ConfigException.invalid("host", "is required");
     }
+    // `sand up` with docker.mode = "off" writes no engine address
+    if (enabled) {
+      requireEngineAddress(host);
+    }
+  }
+
+  private static void requireEngineAddress(URI host) {
     String scheme = host.getScheme();
     boolean unix =
         "unix".equals(scheme) && host.getPath() != null && host.getPath().startsWith("/");

@@ -288,4 +288,15 @@ class ClusterConfigTest {
     assertThatThrownBy(() -> ClusterConfig.parse(json))
         .hasMessage("key 'hosts' must list at least one host");
   }
+
+  /** Without Docker there is no engine address to check (docker.mode = "off"). */
+  @Test
+  void parse_dockerDisabledWithoutHost_isAccepted() {
+    String json =
+        VALID.replace(
+            "\"host\": \"unix:///abs/state/run/docker.sock\", \"enabled\": true",
+            "\"host\": \"\", \"enabled\": false");
+
+    assertThat(ClusterConfig.parse(json).docker().enabled()).isFalse();
+  }
 }
