@@ -129,20 +129,26 @@ class EventHandler:
                 actions, result = self._run(engine, inline, message, on_task)
                 actions = rest + actions
         self._dispatch(actions, message, pipe)
-        if self._config.backup:
-            finished = EventMessage(
-                event_id=message.event_id,
-                execution_id=message.execution_id,
-                app=message.app,
-                kind=message.kind,
-                flag=EventFlag.FINISHED,
-                created_ms=now_ms(),
-                host=self._config.host_id,
-                target_grain=message.target_grain,
-            )
-            pipe.lpush(keys.agent_key(self._config.host_id), encode(finished))
+        self._finished(message, pipe)
         pipe.execute()
         return result
+
+    def _finished(self, message: EventMessage, pipe: Any) -> None:
+        """The FINISHED copy of the event this instance consumed, pushed after everything it
+        produced: the agent sends it to the global bus only once those are safe there."""
+        if not self._config.backup:
+            return
+        finished = EventMessage(
+            event_id=message.event_id,
+            execution_id=message.execution_id,
+            app=message.app,
+            kind=message.kind,
+            flag=EventFlag.FINISHED,
+            created_ms=now_ms(),
+            host=self._config.host_id,
+            target_grain=message.target_grain,
+        )
+        pipe.lpush(keys.agent_key(self._config.host_id), encode(finished))
 
     def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
         """Report a task whose process died (timeout kill, signal, exit) to the engine."""
@@ -156,6 +162,8 @@ class EventHandler:
             )
         pipe = self._client.pipeline(transaction=False)
         self._dispatch(actions, message, pipe)
+        # the event was handled: its failure went through the workflow (Retry, Catch, or the end)
+        self._finished(message, pipe)
         pipe.execute()
 
     def _engine(self, message: EventMessage) -> Engine:
@@ -247,6 +255,11 @@ class EventHandler:
                     deadline_ms=due_ms,
                 )
                 pipe.zadd(keys.timers_key(), {encode(timer): due_ms})
+                if self._config.backup:
+                    # a timer is work in progress too: if this host dies before it fires,
+                    # the global bus puts it back on another host's timers
+                    timer.flag = EventFlag.PROCESSING
+                    pipe.lpush(agent, encode(timer))
             else:
                 self._finish(action, source, pipe)
 

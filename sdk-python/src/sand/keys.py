@@ -62,6 +62,11 @@ def result_key(execution_id: str) -> str:
     return _c.KEY_RESULT.format(execution=execution_id)
 
 
+def incarnation_key() -> str:
+    """The incarnation id of the host agent running on this local bus (string)."""
+    return str(_c.KEY_INCARNATION)
+
+
 def timers_key() -> str:
     """Workflow timers (sorted set; score = due epoch ms)."""
     return str(_c.KEY_TIMERS)
@@ -100,11 +105,6 @@ def redis_app_user(app: str) -> str:
 def grain_topic(app: str, grain: str) -> str:
     """The Kafka topic that delivers events to ``grain`` of ``app`` (key: execution id)."""
     return _c.TOPIC_GRAIN.format(app=app, grain=grain)
-
-
-def backup_topic(app: str, grain: str) -> str:
-    """The Kafka topic of the backups of ``grain``'s events (PROCESSING, FINISHED/FAILED)."""
-    return _c.TOPIC_BACKUP.format(app=app, grain=grain)
 
 
 RESULTS_TOPIC: str = _c.TOPIC_RESULTS

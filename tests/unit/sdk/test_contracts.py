@@ -29,12 +29,12 @@ BUILDERS: dict[str, Callable[..., str]] = {
     "agent": keys.agent_key,
     "reply": keys.reply_key,
     "result": keys.result_key,
+    "incarnation": keys.incarnation_key,
     "timers": keys.timers_key,
     "app": keys.app_key,
     "ready": keys.ready_key,
     "redis_user": keys.redis_app_user,
     "grain_topic": keys.grain_topic,
-    "backup_topic": keys.backup_topic,
     "results_topic": lambda: keys.RESULTS_TOPIC,
 }
 

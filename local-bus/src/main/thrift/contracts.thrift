@@ -27,6 +27,7 @@ const string KEY_QUEUE = "sand:q:{app}:{grain}"          // list: a grain's even
 const string KEY_AGENT = "sand:agent:{host}"             // list: backups and results for the host agent
 const string KEY_REPLY = "sand:reply:{frontend}"         // list: RESULT/ERROR events for one frontend's sync callers
 const string KEY_RESULT = "sand:result:{execution}"      // string: the execution's result document (JSON)
+const string KEY_INCARNATION = "sand:incarnation"        // string: the running host agent's incarnation id
 const string KEY_TIMERS = "sand:timers"                  // sorted set: TIMER events, score = due epoch ms
 const string KEY_APP = "sand:app:{app}"                  // string: a deployed app's metadata (JSON)
 const string KEY_READY = "sand:ready:{app}:{grain}"      // string with TTL: a grain worker is taking events
@@ -44,10 +45,19 @@ const list<string> ACL_APP_WRITE_ONLY = ["sand:agent:*", "sand:reply:*", "sand:r
 const string REDIS_APP_USER = "sand-app-{app}"
 
 // -- Kafka topics and groups of the global bus --
-const string TOPIC_GRAIN = "sand.{app}.{grain}"          // events delivered to a grain (flag QUEUED), key = execution id
-const string TOPIC_BACKUP = "sand.backup.{app}.{grain}"  // backups of a grain's events, PROCESSING then FINISHED/FAILED
-const string TOPIC_RESULTS = "sand.results"              // final RESULT/ERROR events (kept for recovery; no reader yet)
-const string KAFKA_GROUP_HOSTS = "sand-hosts"            // consumer group of the host agents' ingress
+// A grain's topic is its global bus (decision 0011): events delivered through it (flag
+// QUEUED) and the flags of every event the grain takes anywhere (PROCESSING, then
+// FINISHED/FAILED), key = execution id. The host agent that owns a partition tracks its
+// flags, commits up to the first unfinished event and replays a dead host's work.
+const string TOPIC_GRAIN = "sand.{app}.{grain}"
+const string TOPIC_RESULTS = "sand.results"              // final RESULT/ERROR events; recorded in Cassandra by group sand-results
+const string KAFKA_GROUP_HOSTS = "sand-hosts"            // consumer group of the host agents' global bus
+const string KAFKA_GROUP_RESULTS = "sand-results"        // consumer group that records results in Cassandra
+// Kafka record header: the incarnation (one run of a host agent) whose host processes the event
+const string HEADER_INCARNATION = "sand-incarnation"
+// Event header on a frontend's PROCESSING copy for the agent queue: the frontend already put the
+// backup on the global bus itself (it must be there before the invocation is accepted)
+const string HEADER_BACKED_UP = "sand-backed-up"
 
 // -- sandboxes (containers) --
 const string LABEL_OWNER = "dev.sand.owner"  // host id of the agent that created it; orphans are removed at start-up

@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(3)
+        .hasSize(4)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -20,6 +20,10 @@ class CassandraSchemaTest {
             data ->
                 assertThat(data)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.data ")
-                    .contains("PRIMARY KEY ((app), key)"));
+                    .contains("PRIMARY KEY ((app), key)"),
+            apps ->
+                assertThat(apps)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.apps ")
+                    .contains("app text PRIMARY KEY", "archive blob"));
   }
 }

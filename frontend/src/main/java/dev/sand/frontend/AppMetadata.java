@@ -17,12 +17,15 @@ import java.util.OptionalInt;
  * @param entryGrains workflow name → the grain that receives its INVOKE event (insertion order =
  *     the order in the metadata)
  * @param payloadKb the application's own body limit ({@code limits.payload_kb}); empty when unset
+ * @param backups whether its events are backed up to the global bus (deploy option; on unless
+ *     turned off to measure what backups cost)
  */
 record AppMetadata(
     String name,
     Optional<String> defaultWorkflow,
     Map<String, String> entryGrains,
-    OptionalInt payloadKb) {
+    OptionalInt payloadKb,
+    boolean backups) {
 
   AppMetadata {
     Names.requireApp(name);
@@ -64,6 +67,7 @@ record AppMetadata(
         entries,
         payloadKb.canConvertToInt() && payloadKb.asInt() > 0
             ? OptionalInt.of(payloadKb.asInt())
-            : OptionalInt.empty());
+            : OptionalInt.empty(),
+        doc.path("backups").asBoolean(true));
   }
 }

@@ -14,6 +14,8 @@ import java.util.Objects;
  * @param sync whether this frontend waits for the result (sets {@code reply_to})
  * @param viaKafka whether the event enters through the global bus (the entry grain's topic) instead
  *     of the local bus
+ * @param trace whether the caller asked for per-grain timing
+ * @param backups whether the app's events are backed up to the global bus
  */
 record Invocation(
     String executionId,
@@ -23,7 +25,8 @@ record Invocation(
     byte[] input,
     boolean sync,
     boolean viaKafka,
-    boolean trace) {
+    boolean trace,
+    boolean backups) {
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
@@ -97,7 +98,8 @@ final class InvokeRoute {
               input,
               sync,
               viaKafka,
-              "1".equals(query.getValue("trace")));
+              "1".equals(query.getValue("trace")),
+              metadata.backups());
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
       return;
@@ -106,8 +108,9 @@ final class InvokeRoute {
     String id = invocation.executionId();
     CompletableFuture<ResultDocument> result =
         invocation.sync() ? pending.register(id, timeout) : null;
+    CompletableFuture<Void> backedUp;
     try {
-      invoker.submit(invocation);
+      backedUp = invoker.submit(invocation);
     } catch (LocalBusException | KafkaEntry.EntryException e) {
       pending.abandon(id);
       JsonHttp.error(
@@ -133,12 +136,38 @@ final class InvokeRoute {
     }
     // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
     request.addIdleTimeoutListener(idle -> false);
-    result.whenComplete((doc, error) -> answer(id, doc, response, callback));
+    result.whenComplete((doc, error) -> answer(id, doc, backedUp, response, callback));
   }
 
-  private static void answer(String id, ResultDocument doc, Response response, Callback callback) {
+  /**
+   * Answers a synchronous call: with its result, or — when it is still running — with 202 once its
+   * backup is on the global bus (503 if the broker did not take it: not accepted, may not finish).
+   */
+  private static void answer(
+      String id,
+      ResultDocument doc,
+      CompletableFuture<Void> backedUp,
+      Response response,
+      Callback callback) {
     if (doc == null) {
-      JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
+      backedUp
+          .orTimeout(10, TimeUnit.SECONDS)
+          .whenComplete(
+              (ok, error) -> {
+                if (error == null) {
+                  JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
+                } else {
+                  JsonHttp.error(
+                      response,
+                      callback,
+                      HttpStatus.SERVICE_UNAVAILABLE_503,
+                      "execution '"
+                          + id
+                          + "' is still running but its backup did not reach the global bus ("
+                          + error.getMessage()
+                          + "): it may not finish if its host fails");
+                }
+              });
       return;
     }
     Map<String, Object> body = new LinkedHashMap<>();

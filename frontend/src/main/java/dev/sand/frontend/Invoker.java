@@ -17,10 +17,12 @@ import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Puts invocations on the local bus (decision 0004): the RUNNING status document, the host agent's
- * backup copy (flag PROCESSING) and the INVOKE event on the entry grain's queue, in that order.
+ * copy (flag PROCESSING) and the INVOKE event on the entry grain's queue, in that order; and their
+ * backup on the global bus (decision 0011).
  *
  * <p>The three writes run as one Lua script, so they are atomic and ordered: no worker can take the
  * event before its backup and status exist, and a failed call leaves nothing half-written.
@@ -32,7 +34,7 @@ final class Invoker {
       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
       redis.call('LPUSH', KEYS[2], ARGV[3])
       redis.call('LPUSH', KEYS[3], ARGV[4])
-      return 1
+      return redis.call('GET', KEYS[4])
       """
           .getBytes(StandardCharsets.UTF_8);
 
@@ -41,6 +43,7 @@ final class Invoker {
   private final String frontendId;
   private final Clock clock;
   private final KafkaEntry kafka;
+  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
 
   /**
    * @param hostId this host (the event's {@code host}; names the agent queue)
@@ -60,39 +63,67 @@ final class Invoker {
   }
 
   /**
-   * Queues {@code invocation}.
+   * Queues {@code invocation} and backs it up on the global bus (decision 0011). An asynchronous
+   * invocation is queued only once the broker holds its backup, so that 202 means "will run, even
+   * if this host dies". A synchronous one is queued at once and backed up in parallel: the returned
+   * future completes when the backup is held (a caller answered with the result needs no backup; a
+   * caller answered 202 RUNNING after its timeout does).
    *
    * @throws dev.sand.bus.redis.LocalBusException when Redis refuses or is unreachable
-   * @throws KafkaEntry.EntryException when the invocation goes through Kafka and the broker does
-   *     not acknowledge it
+   * @throws KafkaEntry.EntryException when an asynchronous invocation's backup, or an invocation
+   *     through Kafka, is not acknowledged (nothing was queued)
    */
-  void submit(Invocation invocation) {
+  CompletableFuture<Void> submit(Invocation invocation) {
     long now = clock.millis();
     EventMessage event = event(invocation, now);
+    String topic = Topics.grain(invocation.app(), invocation.entryGrain());
     if (invocation.viaKafka()) {
       // the host agent that takes it from the topic writes the PROCESSING copy
       bus.set(Keys.result(invocation.executionId()), running(invocation, now), ResultDocument.TTL);
-      kafka.publish(
-          Topics.grain(invocation.app(), invocation.entryGrain()),
-          invocation.executionId(),
-          EventCodec.encode(event));
-      return;
+      kafka.publish(topic, invocation.executionId(), EventCodec.encode(event), null);
+      return DONE;
     }
     EventMessage backup = event.deepCopy().setFlag(EventFlag.PROCESSING);
+    if (!invocation.backups()) {
+      queue(invocation, event, backup, now);
+      return DONE;
+    }
+    byte[] record = EventCodec.encode(backup);
+    // the agent tracks the copy (a dead sandbox's work is replayed from it) without publishing it
+    backup.putToHeaders(Topics.BACKED_UP_HEADER, "1");
+    if (!invocation.sync()) {
+      String incarnation =
+          bus.get(Keys.incarnation()).map(b -> new String(b, StandardCharsets.UTF_8)).orElse("");
+      kafka.publish(topic, invocation.executionId(), record, incarnation);
+      queue(invocation, event, backup, now);
+      return DONE;
+    }
+    String incarnation = queue(invocation, event, backup, now);
+    return kafka.send(topic, invocation.executionId(), record, incarnation);
+  }
+
+  /**
+   * Runs the script: status, agent copy, event. Returns the incarnation of the host agent of this
+   * local bus ("" when none is running).
+   */
+  private String queue(Invocation invocation, EventMessage event, EventMessage copy, long now) {
     byte[][] keys = {
       bytes(Keys.result(invocation.executionId())),
       bytes(Keys.agent(hostId)),
-      bytes(Keys.grain(invocation.app(), invocation.entryGrain()))
+      bytes(Keys.grain(invocation.app(), invocation.entryGrain())),
+      bytes(Keys.incarnation())
     };
     byte[][] values = {
       running(invocation, now),
       bytes(Long.toString(ResultDocument.TTL.toMillis())),
-      EventCodec.encode(backup),
+      EventCodec.encode(copy),
       EventCodec.encode(event)
     };
-    bus.call(
-        "EVAL (status, agent copy, INVOKE) for execution '" + invocation.executionId() + "'",
-        c -> c.<Long>eval(SCRIPT, ScriptOutputType.INTEGER, keys, values));
+    byte[] incarnation =
+        bus.call(
+            "EVAL (status, agent copy, INVOKE) for execution '" + invocation.executionId() + "'",
+            c -> c.<byte[]>eval(SCRIPT, ScriptOutputType.VALUE, keys, values));
+    return incarnation == null ? "" : new String(incarnation, StandardCharsets.UTF_8);
   }
 
   /** The INVOKE event of {@code invocation}, made at {@code nowMs}. */

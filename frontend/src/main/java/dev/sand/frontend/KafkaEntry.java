@@ -1,8 +1,11 @@
 package dev.sand.frontend;
 
 import dev.sand.config.KafkaConfig;
+import dev.sand.contracts.Topics;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -14,10 +17,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The invocation entry through the global bus (the paper's external path): the INVOKE event is
- * published to the entry grain's topic and the host agent that owns the partition puts it on its
- * local bus. Opened on first use, so a frontend that only uses the local entry never connects to
- * Kafka. Thread-safe.
+ * The frontend's producer on the global bus: the backup of every INVOKE event (flag PROCESSING, on
+ * the entry grain's topic, decision 0011), and the entry through the global bus (the paper's
+ * external path: the INVOKE event flagged QUEUED, which the host agent that owns the partition puts
+ * on its local bus). Opened on first use. Thread-safe.
  */
 final class KafkaEntry implements AutoCloseable {
   /** A publish the broker did not acknowledge. */
@@ -45,17 +48,23 @@ final class KafkaEntry implements AutoCloseable {
    * acknowledgement (all in-sync replicas): an accepted invocation is durable before the caller is
    * told so.
    *
+   * @param incarnation the incarnation header (the host agent that will process it), or null
    * @throws EntryException naming the topic when the broker does not acknowledge in 10 s
    */
-  void publish(String topic, String key, byte[] event) {
+  void publish(String topic, String key, byte[] event, String incarnation) {
     try {
-      producer()
-          .send(new ProducerRecord<>(topic, key, event))
-          .get(ACK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      send(topic, key, event, incarnation).get(ACK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
-      throw new EntryException(
-          "kafka at " + config.bootstrapServers() + ": publish to " + topic + ": " + e.getCause(),
-          e);
+      throw e.getCause() instanceof EntryException entry
+          ? entry
+          : new EntryException(
+              "kafka at "
+                  + config.bootstrapServers()
+                  + ": publish to "
+                  + topic
+                  + ": "
+                  + e.getCause(),
+              e);
     } catch (TimeoutException e) {
       throw new EntryException(
           "kafka at "
@@ -69,9 +78,43 @@ final class KafkaEntry implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new EntryException("interrupted while publishing to " + topic, e);
-    } catch (KafkaException e) {
-      throw new EntryException("kafka at " + config.bootstrapServers() + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * Publishes without waiting: the future completes when the broker acknowledged (exceptionally
+   * with an {@link EntryException} when it did not).
+   */
+  CompletableFuture<Void> send(String topic, String key, byte[] event, String incarnation) {
+    ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, event);
+    if (incarnation != null) {
+      record.headers().add(Topics.INCARNATION_HEADER, incarnation.getBytes(StandardCharsets.UTF_8));
+    }
+    CompletableFuture<Void> acked = new CompletableFuture<>();
+    try {
+      producer()
+          .send(
+              record,
+              (metadata, error) -> {
+                if (error == null) {
+                  acked.complete(null);
+                } else {
+                  acked.completeExceptionally(
+                      new EntryException(
+                          "kafka at "
+                              + config.bootstrapServers()
+                              + ": publish to "
+                              + topic
+                              + ": "
+                              + error,
+                          error));
+                }
+              });
+    } catch (KafkaException e) {
+      acked.completeExceptionally(
+          new EntryException("kafka at " + config.bootstrapServers() + ": " + e.getMessage(), e));
+    }
+    return acked;
   }
 
   private synchronized KafkaProducer<String, byte[]> producer() {

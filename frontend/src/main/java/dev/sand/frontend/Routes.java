@@ -22,7 +22,8 @@ import org.eclipse.jetty.util.Callback;
  * <ul>
  *   <li>{@code GET /health}: 200, or 503 when Redis does not answer
  *   <li>{@code POST /v1/apps/{app}/invoke}: {@link InvokeRoute}
- *   <li>{@code GET /v1/executions/{id}}: the status document in Redis
+ *   <li>{@code GET /v1/executions/{id}}: the status document in Redis, else the execution's record
+ *       in Cassandra (through the host agent)
  *   <li>{@code GET|POST /v1/apps}, {@code GET|DELETE /v1/apps/{app}}, {@code GET
  *       /v1/apps/{app}/logs}: forwarded to the host agent by {@link AgentProxy}
  * </ul>
@@ -84,7 +85,7 @@ final class Routes extends Handler.Abstract {
       }
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
       if (allowed(method, response, callback, path, "GET")) {
-        execution(parts.get(2), response, callback);
+        execution(parts.get(2), request, response, callback);
       }
     } else {
       JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
@@ -147,7 +148,7 @@ final class Routes extends Handler.Abstract {
     agent.forward(request, response, callback);
   }
 
-  private void execution(String id, Response response, Callback callback) {
+  private void execution(String id, Request request, Response response, Callback callback) {
     try {
       Names.requireExecutionId(id);
     } catch (IllegalArgumentException e) {
@@ -166,11 +167,9 @@ final class Routes extends Handler.Abstract {
       return;
     }
     if (doc.isEmpty()) {
-      JsonHttp.error(
-          response,
-          callback,
-          HttpStatus.NOT_FOUND_404,
-          "no execution '" + id + "' (results are kept for 1 hour)");
+      // Redis forgot it (after an hour) or never had it (its host died): the host agent reads
+      // the execution records of the global data layer
+      agent.forward(request, response, callback);
       return;
     }
     response.getHeaders().put(InvokeRoute.EXECUTION_HEADER, id);

@@ -38,7 +38,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** The frontend against a real redis-server; the tests play the grain worker and the host agent. */
+/**
+ * The frontend against a real redis-server; the tests play the grain worker and the host agent.
+ * There is no Kafka here: the app is deployed with backups off, so invocations do not wait for the
+ * global bus (the backup path runs against the real stack in tests/integration).
+ */
 @Timeout(30)
 class FrontendTest {
   static final String HOST = "host-1";
@@ -46,7 +50,7 @@ class FrontendTest {
       """
       {"name": "hello", "version": 3, "default_workflow": "main",
        "workflows": {"main": {"entry_grain": "upper"}, "other": {"entry_grain": "greet"}},
-       "grains": ["upper", "greet"],
+       "grains": ["upper", "greet"], "backups": false,
        "limits": {"timeout_s": 30, "memory_mb": 512, "max_concurrency": 64, "payload_kb": 256}}
       """;
 
@@ -459,16 +463,18 @@ class FrontendTest {
         .contains("line 2, column");
   }
 
-  /** An execution Redis does not hold answers 404 naming it and the retention. */
+  /**
+   * An execution Redis does not hold is asked of the host agent (the records in Cassandra); with no
+   * agent running, 503 names it.
+   */
   @Test
-  void execution_unknown_returns404() throws Exception {
+  void execution_unknownWithoutAgent_returns503NamingTheAgent() throws Exception {
     start();
 
     HttpResponse<String> response = send("GET", "/v1/executions/abc123", null);
 
-    assertThat(response.statusCode()).isEqualTo(404);
-    assertThat(json(response).get("error").asText())
-        .isEqualTo("no execution 'abc123' (results are kept for 1 hour)");
+    assertThat(response.statusCode()).isEqualTo(503);
+    assertThat(json(response).get("error").asText()).startsWith("host agent at 127.0.0.1:");
   }
 
   /** A reply for an execution nobody waits for is dropped; the dispatcher keeps serving. */

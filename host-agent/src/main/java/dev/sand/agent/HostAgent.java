@@ -3,10 +3,12 @@ package dev.sand.agent;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.EventLoops;
+import dev.sand.agent.bus.GlobalBus;
+import dev.sand.agent.bus.ResultRecorder;
 import dev.sand.bridge.kafka.KafkaBridge;
-import dev.sand.bridge.kafka.KafkaIngress;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
+import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
@@ -19,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
@@ -46,6 +49,7 @@ public final class HostAgent implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration SYNC_EVERY = Duration.ofSeconds(2);
 
   /**
    * What tests may replace when building an agent through the same wiring as production.
@@ -95,7 +99,12 @@ public final class HostAgent implements AutoCloseable {
   private final ProcessSandboxRuntime processes = new ProcessSandboxRuntime();
   private volatile Deployer deployer;
   private volatile EventLoops loops;
-  private volatile KafkaIngress ingress;
+  private volatile GlobalBus globalBus;
+  private volatile ResultRecorder recorder;
+  private volatile Thread appSync;
+  private volatile boolean running = true;
+  // this run of the agent: the global bus tells live hosts' work from lost work by it
+  private final String incarnation = java.util.UUID.randomUUID().toString().replace("-", "");
 
   private HostAgent(ClusterConfig config, Wiring wiring) {
     this.config = config;
@@ -113,13 +122,19 @@ public final class HostAgent implements AutoCloseable {
     server.addConnector(connector);
     HealthHandler health = new HealthHandler(this::identity, this::snapshots);
     AppsHandler apps = new AppsHandler(() -> deployer);
+    ExecutionsHandler executions =
+        new ExecutionsHandler(wiring.clients() == null ? () -> null : wiring.clients().cassandra());
     Handler router =
         new Handler.Abstract() {
           @Override
           public boolean handle(Request request, Response response, Callback callback)
               throws Exception {
-            return AppsHandler.owns(Request.getPathInContext(request))
-                ? apps.handle(request, response, callback)
+            String path = Request.getPathInContext(request);
+            if (AppsHandler.owns(path)) {
+              return apps.handle(request, response, callback);
+            }
+            return ExecutionsHandler.owns(path)
+                ? executions.handle(request, response, callback)
                 : health.handle(request, response, callback);
           }
         };
@@ -257,28 +272,84 @@ public final class HostAgent implements AutoCloseable {
               config,
               new Deployer.Runtimes(clients.redis(), clients.docker(), processes),
               executions,
+              clients.cassandra(),
               wiring.clock(),
               JsonHttp.MAPPER);
       loops =
           new EventLoops(
-              config.hostId(),
-              clients.redis(),
-              clients.kafka(),
-              clients.cassandra(),
-              created,
-              executions);
+              config.hostId(), incarnation, clients.redis(), clients.kafka(), created, executions);
       loops.start();
-      // the management API and the global-bus entry open once the dependencies are connected
+      // the management API, the deployments on record and the global bus open once the
+      // dependencies are connected
       ready()
           .thenRun(
               () -> {
+                clients
+                    .redis()
+                    .get()
+                    .set(
+                        Keys.incarnation(),
+                        incarnation.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                        null);
                 deployer = created;
-                KafkaIngress consumer =
-                    new KafkaIngress(
-                        config.kafka(), config.hostId(), clients.redis(), created::isDeployed);
-                consumer.start();
-                ingress = consumer;
+                GlobalBus bus =
+                    new GlobalBus(
+                        config.kafka(),
+                        config.hostId(),
+                        incarnation,
+                        clients.redis(),
+                        clients.kafka(),
+                        new GlobalBus.Host() {
+                          @Override
+                          public Set<String> topics() {
+                            return GlobalBus.topicsOf(created.grainsByApp());
+                          }
+
+                          @Override
+                          public boolean isDeployed(String app) {
+                            return created.isDeployed(app);
+                          }
+                        },
+                        executions,
+                        created::note);
+                bus.start();
+                globalBus = bus;
+                ResultRecorder results =
+                    new ResultRecorder(
+                        config.kafka(), "sand-results-" + config.hostId(), clients.cassandra());
+                results.start();
+                recorder = results;
+                Thread sync = new Thread(() -> syncLoop(created, clients), "app-sync");
+                sync.setDaemon(true);
+                sync.start();
+                appSync = sync;
               });
+    }
+  }
+
+  /**
+   * Deploys what is on record and not here, at once and then every {@link #SYNC_EVERY}; keeps the
+   * incarnation key in Redis (a restarted Redis would have lost it).
+   */
+  private void syncLoop(Deployer created, Clients clients) {
+    while (running) {
+      try {
+        created.sync();
+        RedisLocalBus bus = clients.redis().get();
+        if (bus != null) {
+          bus.set(
+              Keys.incarnation(),
+              incarnation.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+              null);
+        }
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("error", e.toString()).log("app sync failed; retrying");
+      }
+      try {
+        Thread.sleep(SYNC_EVERY.toMillis());
+      } catch (InterruptedException e) {
+        return;
+      }
     }
   }
 
@@ -338,9 +409,18 @@ public final class HostAgent implements AutoCloseable {
    */
   @Override
   public void close() {
-    KafkaIngress entry = ingress;
-    if (entry != null) {
-      entry.close();
+    running = false;
+    Thread sync = appSync;
+    if (sync != null) {
+      sync.interrupt();
+    }
+    GlobalBus bus = globalBus;
+    if (bus != null) {
+      bus.close();
+    }
+    ResultRecorder results = recorder;
+    if (results != null) {
+      results.close();
     }
     EventLoops running = loops;
     if (running != null) {

@@ -19,6 +19,7 @@ import java.util.List;
 public final class CassandraSchema {
   public static final String EXECUTIONS = "executions";
   public static final String DATA = "data";
+  public static final String APPS = "apps";
 
   private CassandraSchema() {}
 
@@ -47,6 +48,13 @@ public final class CassandraSchema {
             + keyspace
             + "."
             + DATA
-            + " (app text, key text, value blob, PRIMARY KEY ((app), key))");
+            + " (app text, key text, value blob, PRIMARY KEY ((app), key))",
+        // the deployed applications, so that every host brings them back after a restart
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + APPS
+            + " (app text PRIMARY KEY, version int, archive blob, options text,"
+            + " deployed_at timestamp)");
   }
 }

@@ -8,15 +8,24 @@ import com.datastax.oss.driver.api.core.cql.BatchStatement;
 import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
 import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import dev.sand.config.CassandraConfig;
+import dev.sand.contracts.ExecutionStatus;
+import dev.sand.store.AppRecord;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.StoreException;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
-import java.util.function.Consumer;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The global data layer's connection to Cassandra.
@@ -116,14 +125,14 @@ public final class CassandraStore implements AutoCloseable {
   }
 
   /**
-   * Stores {@code records} in {@code executions} as one unlogged batch, without waiting; {@code
-   * onError} is called (on a driver thread) when Cassandra does not take them. One request for many
+   * Stores {@code records} in {@code executions} as one unlogged batch, without waiting; the stage
+   * completes when Cassandra took them (exceptionally when it did not). One request for many
    * records: on a small host, Cassandra's cost is per request more than per row. Prepares the
    * statement on first use (blocking, once).
    */
-  public void recordExecutions(List<ExecutionRecord> records, Consumer<Throwable> onError) {
+  public CompletionStage<Void> recordExecutions(List<ExecutionRecord> records) {
     if (records.isEmpty()) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
     try {
       PreparedStatement insert = insertExecution;
@@ -151,16 +160,122 @@ public final class CassandraStore implements AutoCloseable {
                 record.cause(),
                 record.finishedAt()));
       }
-      session
-          .executeAsync(batch.build())
-          .whenComplete(
-              (result, error) -> {
-                if (error != null) {
-                  onError.accept(error);
-                }
-              });
+      return session.executeAsync(batch.build()).thenApply(result -> null);
     } catch (DriverException e) {
-      onError.accept(e);
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
+   * The record of {@code executionId}, or empty. Blocking, bounded by the request timeout.
+   *
+   * @throws StoreException when no node answers
+   */
+  public Optional<ExecutionRecord> findExecution(String executionId) {
+    Row row =
+        query(
+                "SELECT execution_id, app, workflow, status, output, error, cause, finished_at FROM "
+                    + config.keyspace()
+                    + "."
+                    + CassandraSchema.EXECUTIONS
+                    + " WHERE execution_id = ?",
+                executionId)
+            .one();
+    if (row == null) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new ExecutionRecord(
+            row.getString("execution_id"),
+            row.getString("app"),
+            row.getString("workflow"),
+            ExecutionStatus.valueOf(row.getString("status")),
+            row.getString("output"),
+            row.getString("error"),
+            row.getString("cause"),
+            row.getInstant("finished_at")));
+  }
+
+  /**
+   * Records that {@code app} is deployed as {@code version} from {@code archive} with {@code
+   * options} (JSON), replacing an earlier record. Blocking.
+   *
+   * @throws StoreException when Cassandra does not take it
+   */
+  public void saveApp(String app, int version, byte[] archive, String options, Instant at) {
+    query(
+        "INSERT INTO "
+            + config.keyspace()
+            + "."
+            + CassandraSchema.APPS
+            + " (app, version, archive, options, deployed_at) VALUES (?, ?, ?, ?, ?)",
+        app,
+        version,
+        ByteBuffer.wrap(archive),
+        options,
+        at);
+  }
+
+  /**
+   * Forgets {@code app} (undeployed). Blocking.
+   *
+   * @throws StoreException when Cassandra does not take it
+   */
+  public void deleteApp(String app) {
+    query("DELETE FROM " + config.keyspace() + "." + CassandraSchema.APPS + " WHERE app = ?", app);
+  }
+
+  /**
+   * The version of every deployed application on record, by name. Blocking.
+   *
+   * @throws StoreException when no node answers
+   */
+  public Map<String, Integer> appVersions() {
+    Map<String, Integer> versions = new TreeMap<>();
+    for (Row row :
+        query("SELECT app, version FROM " + config.keyspace() + "." + CassandraSchema.APPS)) {
+      versions.put(row.getString("app"), row.getInt("version"));
+    }
+    return versions;
+  }
+
+  /**
+   * The record of {@code app}, archive included, or empty. Blocking.
+   *
+   * @throws StoreException when no node answers
+   */
+  public Optional<AppRecord> findApp(String app) {
+    Row row =
+        query(
+                "SELECT app, version, archive, options, deployed_at FROM "
+                    + config.keyspace()
+                    + "."
+                    + CassandraSchema.APPS
+                    + " WHERE app = ?",
+                app)
+            .one();
+    if (row == null) {
+      return Optional.empty();
+    }
+    ByteBuffer archive = row.getByteBuffer("archive");
+    byte[] bytes = new byte[archive == null ? 0 : archive.remaining()];
+    if (archive != null) {
+      archive.get(bytes);
+    }
+    return Optional.of(
+        new AppRecord(
+            row.getString("app"),
+            row.getInt("version"),
+            bytes,
+            row.getString("options"),
+            row.getInstant("deployed_at")));
+  }
+
+  private ResultSet query(String cql, Object... values) {
+    try {
+      return session.execute(SimpleStatement.newInstance(cql, values));
+    } catch (DriverException e) {
+      throw new StoreException("cassandra at " + config.contactPoint() + ": " + e.getMessage(), e);
     }
   }
 

@@ -1,6 +1,10 @@
 package dev.sand.agent.apps;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.config.SandboxConfig;
+import java.util.LinkedHashSet;
 import java.util.Optional;
 import java.util.Set;
 
@@ -24,5 +28,38 @@ public record DeployOptions(
   /** The default backend, with backups, every grain local. */
   public static DeployOptions defaults() {
     return new DeployOptions(Optional.empty(), true, Set.of());
+  }
+
+  /** These options as JSON (the record of a deployment in the global data layer). */
+  public String toJson(ObjectMapper mapper) {
+    ObjectNode node = mapper.createObjectNode();
+    backend.ifPresent(b -> node.put("backend", b.wireName()));
+    node.put("backups", backups);
+    node.putPOJO("remote_grains", remoteGrains.stream().sorted().toList());
+    return node.toString();
+  }
+
+  /**
+   * Options read back from {@link #toJson}; unknown or missing fields take their defaults.
+   *
+   * @throws IllegalArgumentException when {@code json} is not a JSON object
+   */
+  public static DeployOptions fromJson(ObjectMapper mapper, String json) {
+    JsonNode node;
+    try {
+      node = mapper.readTree(json);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalArgumentException("deploy options: not JSON: " + e.getOriginalMessage(), e);
+    }
+    if (node == null || !node.isObject()) {
+      throw new IllegalArgumentException("deploy options: not a JSON object");
+    }
+    Optional<SandboxConfig.Backend> backend =
+        node.hasNonNull("backend")
+            ? Optional.of(SandboxConfig.Backend.parse(node.get("backend").asText()))
+            : Optional.empty();
+    Set<String> remote = new LinkedHashSet<>();
+    node.path("remote_grains").forEach(g -> remote.add(g.asText()));
+    return new DeployOptions(backend, node.path("backups").asBoolean(true), remote);
   }
 }

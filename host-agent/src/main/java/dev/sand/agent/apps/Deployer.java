@@ -9,13 +9,19 @@ import dev.sand.config.SandboxConfig;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxRuntime;
+import dev.sand.store.AppRecord;
+import dev.sand.store.cassandra.CassandraStore;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -32,8 +38,11 @@ import org.slf4j.LoggerFactory;
  * metadata at {@code sand:app:<app>}, which is what makes the app invocable. Undeploy removes all
  * of it and fails the executions still queued ({@link Executions}), so that none is lost silently.
  *
- * <p>{@link #watch} (called periodically) restarts a sandbox that died ({@link Watchdog}). Thread-
- * safe: calls for one app are serialized; different apps proceed in parallel.
+ * <p>Every deploy is recorded in the global data layer ({@link AppRecords}); {@link #sync} (called
+ * at start-up and periodically) deploys what is on record and not here, so apps come back after a
+ * restart and every host of a cluster runs them (decision 0011). {@link #watch} (called
+ * periodically) restarts a sandbox that died ({@link Watchdog}). Thread-safe: calls for one app are
+ * serialized; different apps proceed in parallel.
  */
 public final class Deployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Deployer.class);
@@ -52,6 +61,11 @@ public final class Deployer implements AutoCloseable {
   public record Runtimes(
       Supplier<RedisLocalBus> redis, Supplier<SandboxRuntime> docker, SandboxRuntime processes) {}
 
+  // a recorded version that failed to deploy here is not tried again until a newer one is recorded
+  private final Map<String, Integer> failedRestores = new ConcurrentHashMap<>();
+  // the apps this host runs because they are on record (so the record's removal undeploys them)
+  private final Set<String> recorded = ConcurrentHashMap.newKeySet();
+
   private final ClusterConfig config;
   private final Runtimes runtimes;
   private final Clock clock;
@@ -65,16 +79,21 @@ public final class Deployer implements AutoCloseable {
   private final AppRegistry apps = new AppRegistry();
   private final AppLog log;
   private final Watchdog watchdog;
+  private final AppRecords records;
 
   /**
    * @param executions fails the executions an undeploy leaves behind
+   * @param cassandra the global data layer once connected (null before): deployments are recorded
+   *     there
    */
   public Deployer(
       ClusterConfig config,
       Runtimes runtimes,
       Executions executions,
+      Supplier<CassandraStore> cassandra,
       Clock clock,
       ObjectMapper mapper) {
+    this.records = new AppRecords(cassandra, mapper);
     this.config = config;
     this.runtimes = runtimes;
     this.executions = executions;
@@ -100,6 +119,15 @@ public final class Deployer implements AutoCloseable {
    *     previously deployed version keeps running unless the failure came after it was stopped
    */
   public ObjectNode deploy(byte[] archive, DeployOptions options, Consumer<Progress> progress) {
+    return deploy(archive, options, progress, 0);
+  }
+
+  /**
+   * Deploys {@code archive}; {@code pinned} > 0 deploys it as that version (a deployment on record,
+   * brought back), else as the next version, recorded for every host.
+   */
+  private ObjectNode deploy(
+      byte[] archive, DeployOptions options, Consumer<Progress> progress, int pinned) {
     long started = clock.millis();
     Consumer<String> phase =
         name -> progress.accept(new Progress(name, (clock.millis() - started) / 1000.0));
@@ -113,15 +141,96 @@ public final class Deployer implements AutoCloseable {
       ObjectNode description = describer.describe(incoming);
       String name = description.path("name").asText();
       synchronized (apps.lockOf(name)) {
-        return deployLocked(name, description, incoming, placement, bus, phase);
+        int version =
+            pinned > 0
+                ? pinned
+                : Math.max(
+                        apps.find(name).map(DeployedApp::version).orElse(0), records.version(name))
+                    + 1;
+        ObjectNode metadata =
+            deployLocked(name, version, description, incoming, placement, bus, phase);
+        if (pinned > 0) {
+          recorded.add(name);
+        } else {
+          Optional<String> why = records.save(name, version, archive, options, clock.instant());
+          if (why.isPresent()) {
+            recorded.remove(name);
+            log.note(
+                name,
+                "not recorded globally (it will not come back after a restart): " + why.get());
+          } else {
+            recorded.add(name);
+          }
+        }
+        return metadata;
       }
     } finally {
       AppFiles.deleteTree(incoming);
     }
   }
 
+  /**
+   * Brings this host in line with the deployments on record: deploys what is recorded and not here
+   * (or here in an older version), undeploys what this host runs because it was recorded and no
+   * longer is. Called at start-up and periodically; blocking while it deploys; never throws.
+   */
+  public void sync() {
+    Optional<Map<String, Integer>> onRecord = records.versions();
+    if (onRecord.isEmpty()) {
+      return;
+    }
+    onRecord.get().forEach(this::syncOne);
+    for (String name : List.copyOf(recorded)) {
+      if (!onRecord.get().containsKey(name) && apps.contains(name)) {
+        try {
+          undeployLocally(name, "undeployed on another host");
+        } catch (RuntimeException e) {
+          LOG.atWarn().addKeyValue("app", name).addKeyValue("error", e.toString()).log("sync");
+        }
+      }
+    }
+  }
+
+  private void syncOne(String name, int version) {
+    int here = apps.find(name).map(DeployedApp::version).orElse(0);
+    if (here >= version || failedRestores.getOrDefault(name, 0) >= version) {
+      return;
+    }
+    Optional<AppRecord> record = records.load(name);
+    if (record.isEmpty() || record.get().version() != version) {
+      return; // changed meanwhile: the next round sees the new record
+    }
+    try {
+      deploy(
+          record.get().archive(),
+          records.options(record.get().options()),
+          progress -> {},
+          record.get().version());
+      failedRestores.remove(name);
+      log.note(name, "version " + version + " brought back from the deployment record");
+    } catch (RuntimeException e) {
+      failedRestores.put(name, version);
+      log.note(name, "version " + version + " on record could not be deployed here: " + e);
+      LOG.atWarn()
+          .addKeyValue("app", name)
+          .addKeyValue("version", version)
+          .addKeyValue("error", e.toString())
+          .log("deployment on record not brought back");
+    }
+  }
+
+  /** The grains of every app deployed here, by app (the global bus subscribes to their topics). */
+  public Map<String, List<String>> grainsByApp() {
+    Map<String, List<String>> grains = new TreeMap<>();
+    for (DeployedApp app : apps.all()) {
+      grains.put(app.name(), app.grains());
+    }
+    return grains;
+  }
+
   private ObjectNode deployLocked(
       String name,
+      int version,
       ObjectNode description,
       Path incoming,
       Placement placement,
@@ -129,7 +238,6 @@ public final class Deployer implements AutoCloseable {
       Consumer<String> phase) {
     SandboxConfig.Backend backend = placement.backend();
     Optional<DeployedApp> previous = apps.find(name);
-    int version = previous.map(p -> p.version() + 1).orElse(1);
     List<String> grains = new ArrayList<>();
     description.path("grains").forEach(g -> grains.add(g.asText()));
     for (String remote : placement.options().remoteGrains()) {
@@ -226,7 +334,23 @@ public final class Deployer implements AutoCloseable {
    */
   public void undeploy(String name) {
     synchronized (apps.lockOf(name)) {
+      boolean onRecord = records.version(name) > 0;
+      if (!apps.contains(name) && !onRecord) {
+        throw AppRegistry.notDeployed(name);
+      }
+      records.delete(name);
+      recorded.remove(name);
+      if (apps.contains(name)) {
+        undeployLocally(name, "undeployed");
+      }
+    }
+  }
+
+  /** Removes {@code name} from this host only; {@code why} goes to the app's log. */
+  private void undeployLocally(String name, String why) {
+    synchronized (apps.lockOf(name)) {
       DeployedApp app = apps.remove(name).orElseThrow(() -> AppRegistry.notDeployed(name));
+      recorded.remove(name);
       RedisLocalBus bus = requireRedis();
       AppKeys.withdraw(bus, name);
       SandboxLauncher.remove(app);
@@ -238,7 +362,7 @@ public final class Deployer implements AutoCloseable {
       AppUsers.delete(bus, app.redisUser());
       AppKeys.deleteOwned(bus, name);
       files.deleteApp(name);
-      log.note(name, "undeployed version " + app.version());
+      log.note(name, why + " version " + app.version());
       LOG.atInfo().addKeyValue("app", name).log("app undeployed");
     }
   }

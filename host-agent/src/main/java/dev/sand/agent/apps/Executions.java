@@ -2,6 +2,7 @@ package dev.sand.agent.apps;
 
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.bus.thrift.sandConstants;
@@ -67,6 +68,12 @@ public final class Executions {
       bus.push(Keys.reply(source.getReply_to()), result);
     }
     bus.push(Keys.agent(hostId), result);
+    String grain = source.getTarget_grain();
+    if (grain != null && !grain.isEmpty() && source.getEvent_id() != null) {
+      // the event itself is done with: its FAILED flag ends it on the global bus (sent once the
+      // result above is safe there), so no host replays it
+      bus.push(Keys.agent(hostId), source.deepCopy().setFlag(EventFlag.FAILED));
+    }
   }
 
   /**

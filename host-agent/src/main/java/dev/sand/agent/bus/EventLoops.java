@@ -8,17 +8,12 @@ import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
-import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.Keys;
-import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Topics;
-import dev.sand.store.ExecutionRecord;
-import dev.sand.store.cassandra.CassandraStore;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,8 +30,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>agent queue</b>: takes the copies grain instances and frontends push to {@code
  *       sand:agent:<host>}; tracks every event flagged PROCESSING until its FINISHED copy arrives
- *       (the in-flight table recovery replays from), and publishes each copy to the global bus
- *       (Kafka, asynchronously, key = execution id) — off the grain-to-grain path.
+ *       (the in-flight table a dead sandbox's work is replayed from), and publishes each copy to
+ *       its grain's topic on the global bus (Kafka, asynchronously, key = execution id, header =
+ *       this incarnation) — off the grain-to-grain path. Final flags wait for the records before
+ *       them ({@link FlagGate}); results go to {@code sand.results} ({@link ResultRecorder}).
  *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
  *       the queue of the grain that set them; no process is held while a Wait runs.
  *   <li><b>watchdog</b>: restarts sandboxes that died ({@link Deployer#watch}) and re-queues the
@@ -54,40 +51,54 @@ public final class EventLoops implements AutoCloseable {
   private static final long TIMER_TICK_MS = 25;
   private static final long WATCH_TICK_MS = 500;
   private static final int DRAIN_BATCH = 256;
-  // Execution records go to Cassandra in batches gathered over this long (or this many):
-  // Cassandra's CPU is per request more than per row, and a record is off every path.
-  private static final long RECORD_FLUSH_MS = 250;
-  private static final int RECORD_BATCH = 128;
 
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
-  private final Supplier<KafkaBridge> kafka;
-  private final Supplier<CassandraStore> cassandra;
   private final Deployer deployer;
   private final Replayer replayer;
+  private final FlagGate gate;
   private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong backedUp = new AtomicLong();
   private final AtomicLong backupErrors = new AtomicLong();
-  private final AtomicLong recorded = new AtomicLong();
-  private final AtomicLong recordErrors = new AtomicLong();
-  // touched by the agent-queue thread only
-  private final List<ExecutionRecord> pendingRecords = new ArrayList<>();
-  private long lastFlushMs;
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
+  /**
+   * @param incarnation this run of the agent: the header of every record it publishes
+   */
   public EventLoops(
       String hostId,
+      String incarnation,
       Supplier<RedisLocalBus> redis,
       Supplier<KafkaBridge> kafka,
-      Supplier<CassandraStore> cassandra,
       Deployer deployer,
       Executions executions) {
     this.hostId = hostId;
     this.redis = redis;
-    this.kafka = kafka;
-    this.cassandra = cassandra;
     this.deployer = deployer;
+    this.gate =
+        new FlagGate(
+            (record, onDone) -> {
+              KafkaBridge bridge = kafka.get();
+              if (bridge == null) {
+                onDone.accept(new IllegalStateException("kafka not connected yet"));
+                return;
+              }
+              bridge.publish(
+                  record.topic(),
+                  record.key(),
+                  record.value(),
+                  incarnation,
+                  error -> {
+                    if (error != null && backupErrors.incrementAndGet() % 100 == 1) {
+                      LOG.atWarn()
+                          .addKeyValue("topic", record.topic())
+                          .addKeyValue("error", error.toString())
+                          .log("backup to kafka failed; sending again");
+                    }
+                    onDone.accept(error);
+                  });
+            });
     this.replayer = new Replayer(hostId, inFlight, executions, deployer::note);
   }
 
@@ -109,9 +120,8 @@ public final class EventLoops implements AutoCloseable {
         "in_flight", (long) inFlight.size(),
         "backed_up", backedUp.get(),
         "backup_errors", backupErrors.get(),
-        "replayed", replayer.replayed(),
-        "recorded", recorded.get(),
-        "record_errors", recordErrors.get());
+        "backups_unacknowledged", (long) gate.waiting(),
+        "replayed", replayer.replayed());
   }
 
   // -- agent queue -------------------------------------------------------------------------------
@@ -128,12 +138,8 @@ public final class EventLoops implements AutoCloseable {
         if (taker == null) {
           taker = bus.taker();
         }
-        Duration wait =
-            pendingRecords.isEmpty() ? TAKE_TIMEOUT : Duration.ofMillis(RECORD_FLUSH_MS);
-        Optional<byte[]> raw = taker.take(Keys.agent(hostId), wait);
-        if (raw.isEmpty()) {
-          flushRecords(true);
-        } else {
+        Optional<byte[]> raw = taker.take(Keys.agent(hostId), TAKE_TIMEOUT);
+        if (raw.isPresent()) {
           onAgentEvent(raw.get());
           // each invocation leaves several copies here: take what else is waiting in one call
           byte[] queue = Keys.agent(hostId).getBytes(StandardCharsets.UTF_8);
@@ -141,7 +147,6 @@ public final class EventLoops implements AutoCloseable {
           if (more != null) {
             more.forEach(this::onAgentEvent);
           }
-          flushRecords(false);
         }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("agent queue loop error; retrying");
@@ -152,7 +157,6 @@ public final class EventLoops implements AutoCloseable {
         sleep(500);
       }
     }
-    flushRecords(true); // nothing gathered is left behind at shutdown
     if (taker != null) {
       taker.close();
     }
@@ -160,97 +164,29 @@ public final class EventLoops implements AutoCloseable {
 
   void onAgentEvent(byte[] raw) {
     EventMessage event = EventCodec.decode(raw);
-    String topic;
-    if (event.getKind() == EventKind.RESULT || event.getKind() == EventKind.ERROR) {
-      topic = Topics.RESULTS;
-      record(event);
-    } else if (event.getFlag() == EventFlag.QUEUED) {
-      // an event for a grain that runs on another host: deliver it through its topic
-      topic = Topics.grain(event.getApp(), event.getTarget_grain());
+    String grain = event.getTarget_grain();
+    boolean result = event.getKind() == EventKind.RESULT || event.getKind() == EventKind.ERROR;
+    String topic =
+        result || grain == null || grain.isEmpty()
+            ? Topics.RESULTS
+            : Topics.grain(event.getApp(), grain);
+    FlagGate.Outgoing record = new FlagGate.Outgoing(topic, event.getExecution_id(), raw);
+    EventFlag flag = event.getFlag();
+    if (!result && (flag == EventFlag.FINISHED || flag == EventFlag.FAILED)) {
+      inFlight.remove(event.getEvent_id());
+      gate.sendFinal(record);
     } else {
-      if (event.getFlag() == EventFlag.PROCESSING) {
+      // PROCESSING (backups), QUEUED (a hop to another host), RESULT/ERROR
+      // timers wait in sand:timers, which a dead sandbox does not lose: not in flight there
+      if (!result && flag == EventFlag.PROCESSING && event.getKind() != EventKind.TIMER) {
         inFlight.put(event.getEvent_id(), event);
-      } else if (event.getFlag() == EventFlag.FINISHED || event.getFlag() == EventFlag.FAILED) {
-        inFlight.remove(event.getEvent_id());
       }
-      topic =
-          event.getTarget_grain() == null || event.getTarget_grain().isEmpty()
-              ? Topics.RESULTS
-              : Topics.backup(event.getApp(), event.getTarget_grain());
+      if (event.isSetHeaders() && event.getHeaders().containsKey(Topics.BACKED_UP_HEADER)) {
+        return; // a frontend published it before accepting the invocation
+      }
+      gate.send(record);
     }
-    KafkaBridge bridge = kafka.get();
-    if (bridge == null) {
-      backupErrors.incrementAndGet();
-      return;
-    }
-    bridge.publish(
-        topic,
-        event.getExecution_id(),
-        raw,
-        error -> {
-          if (backupErrors.incrementAndGet() % 100 == 1) {
-            LOG.atWarn()
-                .addKeyValue("topic", topic)
-                .addKeyValue("execution_id", event.getExecution_id())
-                .addKeyValue("error", error.toString())
-                .log("backup to kafka failed");
-          }
-        });
     backedUp.incrementAndGet();
-  }
-
-  /**
-   * Keeps the final result in the global data layer (Redis holds it for {@link
-   * ResultDocument#TTL}). Records are written in batches, after each drain of the agent queue.
-   */
-  private void record(EventMessage event) {
-    ResultDocument doc = null;
-    try {
-      doc = ResultDocument.parse(event.getPayload());
-    } catch (RuntimeException e) {
-      // not a result document: recorded from the event's own fields
-    }
-    boolean ok = event.getKind() == EventKind.RESULT;
-    String output = doc == null || doc.output() == null ? "" : doc.output().toString();
-    pendingRecords.add(
-        new ExecutionRecord(
-            event.getExecution_id(),
-            event.getApp(),
-            event.getWorkflow(),
-            ok ? ExecutionStatus.SUCCEEDED : ExecutionStatus.FAILED,
-            ok ? output : null,
-            ok ? null : doc == null || doc.error() == null ? event.getError() : doc.error(),
-            ok ? null : doc == null || doc.cause() == null ? event.getCause() : doc.cause(),
-            Instant.ofEpochMilli(event.getCreated_ms())));
-  }
-
-  private void flushRecords(boolean now) {
-    if (pendingRecords.isEmpty()) {
-      return;
-    }
-    long nowMs = System.nanoTime() / 1_000_000;
-    if (!now && pendingRecords.size() < RECORD_BATCH && nowMs - lastFlushMs < RECORD_FLUSH_MS) {
-      return;
-    }
-    lastFlushMs = nowMs;
-    List<ExecutionRecord> batch = List.copyOf(pendingRecords);
-    pendingRecords.clear();
-    CassandraStore store = cassandra.get();
-    if (store == null) {
-      recordErrors.addAndGet(batch.size());
-      return;
-    }
-    store.recordExecutions(
-        batch,
-        error -> {
-          if (recordErrors.getAndAdd(batch.size()) % 100 == 0) {
-            LOG.atWarn()
-                .addKeyValue("records", batch.size())
-                .addKeyValue("error", error.toString())
-                .log("execution records not stored in cassandra");
-          }
-        });
-    recorded.addAndGet(batch.size());
   }
 
   // -- timers ------------------------------------------------------------------------------------
@@ -327,6 +263,7 @@ public final class EventLoops implements AutoCloseable {
   @Override
   public void close() {
     running = false;
+    gate.close();
     for (Thread thread : threads) {
       try {
         thread.join(2000);

@@ -1,6 +1,8 @@
 package dev.sand.bridge.kafka;
 
 import dev.sand.config.KafkaConfig;
+import dev.sand.contracts.Topics;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -24,8 +26,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
- * The host agent's side of the global bus (Kafka). For now: topic administration and liveness; the
- * local-bus ⇄ Kafka forwarding loops build on the same connection.
+ * The host agent's side of the global bus (Kafka): topic administration, liveness and the producer
+ * of backups and flags. The consumer side is {@code dev.sand.agent.bus.GlobalBus}.
  *
  * <p>Thread-safe (Kafka's admin client is). Calls block up to the request timeout given at {@link
  * #connect} and throw {@link BridgeException} naming the brokers.
@@ -132,23 +134,29 @@ public final class KafkaBridge implements AutoCloseable {
   }
 
   /**
-   * Publishes {@code value} to {@code topic} under {@code key} without waiting; {@code onError} is
-   * called (on the producer's thread) if the broker does not take it. Never blocks longer than the
-   * bridge's timeout, even when the broker is away.
+   * Publishes {@code value} to {@code topic} under {@code key} without waiting, with the header
+   * {@link Topics#INCARNATION_HEADER} = {@code incarnation}; {@code onDone} is called (on the
+   * producer's thread) with null once the broker took it, or with the error. Never blocks longer
+   * than the bridge's timeout, even when the broker is away.
    */
   public void publish(
-      String topic, String key, byte[] value, java.util.function.Consumer<Exception> onError) {
+      String topic,
+      String key,
+      byte[] value,
+      String incarnation,
+      java.util.function.Consumer<Exception> onDone) {
+    ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, value);
+    record.headers().add(Topics.INCARNATION_HEADER, incarnation.getBytes(StandardCharsets.UTF_8));
     try {
-      producer.send(
-          new ProducerRecord<>(topic, key, value),
-          (metadata, error) -> {
-            if (error != null) {
-              onError.accept(error);
-            }
-          });
+      producer.send(record, (metadata, error) -> onDone.accept(error));
     } catch (KafkaException e) {
-      onError.accept(e);
+      onDone.accept(e);
     }
+  }
+
+  /** The admin client, for consumer-group descriptions (which hosts are alive). */
+  public Admin admin() {
+    return admin;
   }
 
   /** Closes the clients, waiting up to a second each for in-flight calls and sends. */

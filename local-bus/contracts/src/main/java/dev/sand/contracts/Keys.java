@@ -42,6 +42,11 @@ public final class Keys {
         contractsConstants.KEY_REPLY, Map.of("frontend", Names.requireHostId(frontendId)));
   }
 
+  /** The incarnation of the host agent that runs on this local bus: {@code sand:incarnation}. */
+  public static String incarnation() {
+    return contractsConstants.KEY_INCARNATION;
+  }
+
   /** Workflow timers of this host: {@code sand:timers}. */
   public static String timers() {
     return contractsConstants.KEY_TIMERS;

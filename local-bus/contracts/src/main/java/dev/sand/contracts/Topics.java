@@ -10,17 +10,29 @@ import java.util.regex.Pattern;
  */
 public final class Topics {
   /**
-   * The topic of final RESULT/ERROR events: {@code sand.results}. The host agents publish to it and
-   * keep it for recovery; nothing reads it yet (frontends answer from Redis).
+   * The topic of final RESULT/ERROR events: {@code sand.results}. The host agents publish to it;
+   * consumer group {@link #RESULTS_GROUP} records each execution in Cassandra.
    */
   public static final String RESULTS = contractsConstants.TOPIC_RESULTS;
 
-  /** The consumer group of the host agents' ingress. */
+  /** The consumer group of the host agents' global bus (every grain topic of their apps). */
   public static final String HOSTS_GROUP = contractsConstants.KAFKA_GROUP_HOSTS;
 
+  /** The consumer group that records final results in Cassandra. */
+  public static final String RESULTS_GROUP = contractsConstants.KAFKA_GROUP_RESULTS;
+
+  /** The record header naming the incarnation of the host agent whose host processes an event. */
+  public static final String INCARNATION_HEADER = contractsConstants.HEADER_INCARNATION;
+
   /**
-   * Every delivery topic {@code sand.<app>.<grain>}: exactly two names after the prefix, so neither
-   * {@code sand.results} nor a backup topic matches.
+   * The event header on a frontend's copy for the agent queue whose backup the frontend already
+   * published: the agent tracks it but does not publish it again.
+   */
+  public static final String BACKED_UP_HEADER = contractsConstants.HEADER_BACKED_UP;
+
+  /**
+   * Every grain topic {@code sand.<app>.<grain>}: exactly two names after the prefix, so {@code
+   * sand.results} does not match.
    */
   public static final Pattern GRAIN_TOPICS =
       Pattern.compile(
@@ -31,19 +43,7 @@ public final class Topics {
   private Topics() {}
 
   /**
-   * The backup topic of {@code grain} of {@code app}: {@code sand.backup.<app>.<grain>}. Three
-   * segments after the prefix, so it never equals a delivery topic, whatever the app is called.
-   *
-   * @throws IllegalArgumentException naming the value when a name breaks the rules of {@link Names}
-   */
-  public static String backup(String app, String grain) {
-    return Template.fill(
-        contractsConstants.TOPIC_BACKUP,
-        Map.of("app", Names.requireApp(app), "grain", Names.requireGrain(grain)));
-  }
-
-  /**
-   * The delivery topic of {@code grain} of {@code app}: {@code sand.<app>.<grain>}.
+   * The topic of {@code grain} of {@code app}: {@code sand.<app>.<grain>}.
    *
    * @throws IllegalArgumentException naming the value when a name breaks the rules of {@link Names}
    */

@@ -31,14 +31,13 @@ class ContractCasesTest {
           Map.entry("agent", a -> Keys.agent(a.path("host").asText())),
           Map.entry("reply", a -> Keys.reply(a.path("frontend").asText())),
           Map.entry("result", a -> Keys.result(a.path("execution").asText())),
+          Map.entry("incarnation", a -> Keys.incarnation()),
           Map.entry("timers", a -> Keys.timers()),
           Map.entry("app", a -> Keys.app(a.path("app").asText())),
           Map.entry("ready", a -> Keys.ready(a.path("app").asText(), a.path("grain").asText())),
           Map.entry("redis_user", a -> Keys.redisUser(a.path("app").asText())),
           Map.entry(
               "grain_topic", a -> Topics.grain(a.path("app").asText(), a.path("grain").asText())),
-          Map.entry(
-              "backup_topic", a -> Topics.backup(a.path("app").asText(), a.path("grain").asText())),
           Map.entry("results_topic", a -> Topics.RESULTS));
 
   private static final Map<String, Function<String, String>> RULES =
@@ -129,11 +128,10 @@ class ContractCasesTest {
     assertThat(parsed.toJson()).isEqualTo(c.path("expect"));
   }
 
-  /** A delivery topic matches the ingress's subscription; results and backup topics do not. */
+  /** A grain topic matches the global bus's pattern; the results topic does not. */
   @Test
   void grainTopics_matchDeliveryTopicsOnly() {
     assertThat(Topics.GRAIN_TOPICS.matcher(Topics.grain("thumbs", "resize")).matches()).isTrue();
     assertThat(Topics.GRAIN_TOPICS.matcher(Topics.RESULTS).matches()).isFalse();
-    assertThat(Topics.GRAIN_TOPICS.matcher(Topics.backup("thumbs", "resize")).matches()).isFalse();
   }
 }

@@ -25,11 +25,4 @@ class TopicsTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'x.y'");
   }
-
-  /** Backups have their own topic, which no delivery topic can equal, even of an app "backup". */
-  @Test
-  void backup_isApartFromEveryDeliveryTopic() {
-    assertThat(Topics.backup("thumbs", "resize")).isEqualTo("sand.backup.thumbs.resize");
-    assertThat(Topics.backup("backup", "resize")).isNotEqualTo(Topics.grain("backup", "resize"));
-  }
 }

@@ -1,0 +1,415 @@
+package dev.sand.agent.bus;
+
+import dev.sand.agent.apps.Executions;
+import dev.sand.bridge.kafka.KafkaBridge;
+import dev.sand.bus.EventCodec;
+import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.thrift.EventFlag;
+import dev.sand.bus.thrift.EventKind;
+import dev.sand.bus.thrift.EventMessage;
+import dev.sand.config.KafkaConfig;
+import dev.sand.contracts.Keys;
+import dev.sand.contracts.Topics;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This host's part of the global bus (decision 0011; the SAND paper's global message bus). In
+ * consumer group {@code sand-hosts}, it reads the partitions Kafka assigns it of the topics of the
+ * grains this host runs, and for each partition ({@link PartitionFlags}):
+ *
+ * <ul>
+ *   <li>delivers QUEUED events (a hop from another host, or the Kafka entry path) to the local bus:
+ *       a PROCESSING copy to the agent queue, the event to the grain's queue;
+ *   <li>tracks every event's flags, wherever it is processed, and commits the partition only up to
+ *       its first unfinished event;
+ *   <li>replays the unfinished events of incarnations that left the group ({@link Membership}) — a
+ *       host that died, or this host's previous run — once it has read the partition up to its end
+ *       at assignment, with attempt + 1; at {@value Replayer#MAX_ATTEMPTS} attempts the execution
+ *       fails with an error that says why. A replayed timer goes back to {@code sand:timers} with
+ *       its due time.
+ * </ul>
+ *
+ * <p>Recovery is itself recoverable: replays are backed up (flag PROCESSING, this incarnation)
+ * before they run and commits never pass them, so if this host dies while recovering, the next
+ * owner replays them again. One thread; {@link #close} stops it.
+ */
+public final class GlobalBus implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(GlobalBus.class);
+  private static final Duration POLL = Duration.ofMillis(200);
+  private static final long MEMBERSHIP_REFRESH_MS = 1000;
+
+  /** What the global bus needs from the rest of the agent. */
+  public interface Host {
+    /** The grain topics of every app deployed here. */
+    Set<String> topics();
+
+    /** Whether {@code app} is deployed here. */
+    boolean isDeployed(String app);
+  }
+
+  private final String incarnation;
+  private final Supplier<RedisLocalBus> redis;
+  private final Supplier<KafkaBridge> kafka;
+  private final Host host;
+  private final Executions executions;
+  private final BiConsumer<String, String> note;
+  private final KafkaConsumer<String, byte[]> consumer;
+  private final Map<TopicPartition, PartitionFlags> partitions = new HashMap<>();
+  private final Membership membership;
+  private final String hostId;
+  private final AtomicLong delivered = new AtomicLong();
+  private final AtomicLong replayed = new AtomicLong();
+  private final AtomicLong unfinished = new AtomicLong();
+  private final Thread thread;
+  private Set<String> subscribed = Set.of();
+  private boolean membershipChanged;
+  private long lastRefreshMs;
+  private volatile boolean running = true;
+
+  /**
+   * @param incarnation this run of the agent (its PROCESSING records carry it)
+   * @param note notes a line in an app's log ({@code (app, line)})
+   */
+  public GlobalBus(
+      KafkaConfig config,
+      String hostId,
+      String incarnation,
+      Supplier<RedisLocalBus> redis,
+      Supplier<KafkaBridge> kafka,
+      Host host,
+      Executions executions,
+      BiConsumer<String, String> note) {
+    this.hostId = hostId;
+    this.incarnation = incarnation;
+    this.redis = redis;
+    this.kafka = kafka;
+    this.host = host;
+    this.executions = executions;
+    this.note = note;
+    this.membership = new Membership(incarnation);
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, Topics.HOSTS_GROUP);
+    props.put(ConsumerConfig.CLIENT_ID_CONFIG, Membership.clientId(hostId, incarnation));
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    // Kafka's default (500 ms), on purpose: the broker answers a waiting fetch as soon as a
+    // record arrives, so the wait is not added to hops through Kafka, while every empty fetch
+    // costs CPU (decision 0010).
+    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
+    // Group membership is the failure detector: a dead host's partitions and work move after
+    // this (the broker's group.min.session.timeout.ms is lowered to allow it).
+    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 3000);
+    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
+    // healthy hosts keep their partitions while a dead host's move
+    props.put(
+        ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+        CooperativeStickyAssignor.class.getName());
+    this.consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    this.thread = new Thread(this::run, "global-bus");
+    thread.setDaemon(true);
+  }
+
+  /** Starts consuming. */
+  public void start() {
+    thread.start();
+  }
+
+  /** Counters for {@code /health}. */
+  public Map<String, Long> counters() {
+    return Map.of(
+        "delivered", delivered.get(),
+        "replayed_after_host_loss", replayed.get(),
+        "unfinished_tracked", unfinished.get(),
+        "partitions", (long) partitions.size());
+  }
+
+  private void run() {
+    try {
+      while (running) {
+        if (!resubscribe()) {
+          sleep(POLL.toMillis());
+          continue;
+        }
+        ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
+        RedisLocalBus bus = redis.get();
+        if (bus == null) {
+          rewind(records);
+          sleep(200);
+          continue;
+        }
+        for (ConsumerRecord<String, byte[]> record : records) {
+          read(bus, record);
+        }
+        recover(bus);
+        commit();
+      }
+    } catch (WakeupException e) {
+      // close() asked us to stop
+    } catch (RuntimeException e) {
+      LOG.atError().setCause(e).log("global bus stopped");
+    } finally {
+      try {
+        commit();
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("error", e.toString()).log("last commit failed");
+      }
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
+    }
+  }
+
+  /** Follows deploys and undeploys: subscribes to the topics of the apps deployed here. */
+  private boolean resubscribe() {
+    Set<String> wanted = host.topics();
+    if (!wanted.equals(subscribed)) {
+      if (wanted.isEmpty()) {
+        consumer.unsubscribe();
+        partitions.clear();
+      } else {
+        KafkaBridge bridge = kafka.get();
+        if (bridge != null) {
+          bridge.ensureTopics(wanted);
+        }
+        consumer.subscribe(wanted, new Listener());
+      }
+      subscribed = Set.copyOf(wanted);
+      LOG.atInfo().addKeyValue("topics", subscribed.size()).log("global bus subscription");
+    }
+    return !subscribed.isEmpty();
+  }
+
+  private void read(RedisLocalBus bus, ConsumerRecord<String, byte[]> record) {
+    TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+    PartitionFlags flags = partitions.get(tp);
+    if (flags == null) {
+      return; // revoked meanwhile
+    }
+    EventMessage event;
+    try {
+      event = EventCodec.decode(record.value());
+    } catch (RuntimeException e) {
+      LOG.atWarn()
+          .addKeyValue("topic", record.topic())
+          .addKeyValue("offset", record.offset())
+          .addKeyValue("error", e.toString())
+          .log("undecodable record skipped");
+      return;
+    }
+    Header header = record.headers().lastHeader(Topics.INCARNATION_HEADER);
+    String by = header == null ? "" : new String(header.value(), StandardCharsets.UTF_8);
+    if (flags.read(record.offset(), event, by, incarnation, nowMs())) {
+      deliver(bus, event);
+      delivered.incrementAndGet();
+    }
+  }
+
+  /** Puts {@code event} on the local bus: its PROCESSING copy first, then the event. */
+  private void deliver(RedisLocalBus bus, EventMessage event) {
+    if (!host.isDeployed(event.getApp())) {
+      LOG.atWarn()
+          .addKeyValue("execution_id", event.getExecution_id())
+          .addKeyValue("app", event.getApp())
+          .log("event for an app not deployed on this host left to others");
+      return;
+    }
+    bus.push(Keys.agent(hostId), event.deepCopy().setFlag(EventFlag.PROCESSING));
+    EventMessage queued = event.deepCopy().setFlag(EventFlag.QUEUED);
+    if (event.getKind() == EventKind.TIMER) {
+      byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);
+      double due = event.getDeadline_ms();
+      bus.call("ZADD " + Keys.timers(), c -> c.zadd(key, due, EventCodec.encode(queued)));
+    } else {
+      bus.push(Keys.grain(event.getApp(), event.getTarget_grain()), queued);
+    }
+  }
+
+  /** Replays the work of dead incarnations in every caught-up partition. */
+  private void recover(RedisLocalBus bus) {
+    long now = nowMs();
+    long tracked = 0;
+    boolean candidates = false;
+    for (PartitionFlags flags : partitions.values()) {
+      tracked += flags.unfinishedCount();
+      candidates |= flags.unfinishedCount() > 0;
+    }
+    unfinished.set(tracked);
+    if (!candidates) {
+      return;
+    }
+    KafkaBridge bridge = kafka.get();
+    if (bridge != null && (membershipChanged || now - lastRefreshMs >= MEMBERSHIP_REFRESH_MS)) {
+      lastRefreshMs = now;
+      if (membership.refresh(bridge.admin(), 2000)) {
+        membershipChanged = false;
+      }
+    }
+    for (PartitionFlags flags : partitions.values()) {
+      for (PartitionFlags.Unfinished orphan : flags.orphans(u -> membership.dead(u, now))) {
+        replay(bus, flags, orphan);
+      }
+    }
+  }
+
+  private void replay(RedisLocalBus bus, PartitionFlags flags, PartitionFlags.Unfinished orphan) {
+    EventMessage event = orphan.event();
+    if (!host.isDeployed(event.getApp())) {
+      return; // not ours to run (yet): the app is being deployed or withdrawn here
+    }
+    if (orphan.incarnation().isEmpty()) {
+      // delivered through Kafka and never taken: deliver it now, as a first attempt
+      deliver(bus, event);
+      flags.adopt(orphan.eventId(), incarnation, event);
+      delivered.incrementAndGet();
+      return;
+    }
+    int attempt = event.getAttempt() + 1;
+    if (attempt >= Replayer.MAX_ATTEMPTS) {
+      String cause =
+          "the host processing grain '"
+              + event.getTarget_grain()
+              + "' of this execution was lost "
+              + Replayer.MAX_ATTEMPTS
+              + " times";
+      note.accept(event.getApp(), "execution " + event.getExecution_id() + " failed: " + cause);
+      executions.fail(bus, event, Executions.RUNTIME_ERROR, cause);
+      flags.forget(orphan.eventId());
+      return;
+    }
+    EventMessage again = event.deepCopy().setAttempt(attempt).setHost(hostId);
+    deliver(bus, again);
+    flags.adopt(orphan.eventId(), incarnation, again);
+    replayed.incrementAndGet();
+    LOG.atInfo()
+        .addKeyValue("execution_id", event.getExecution_id())
+        .addKeyValue("app", event.getApp())
+        .addKeyValue("grain", event.getTarget_grain())
+        .addKeyValue("lost_incarnation", orphan.incarnation())
+        .addKeyValue("attempt", attempt + 1)
+        .log("replayed an event of a lost host");
+  }
+
+  private void commit() {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    partitions.forEach(
+        (tp, flags) -> {
+          long offset = flags.toCommit();
+          if (offset >= 0) {
+            offsets.put(tp, new OffsetAndMetadata(offset));
+          }
+        });
+    if (!offsets.isEmpty()) {
+      consumer.commitAsync(
+          offsets,
+          (done, error) -> {
+            if (error != null) {
+              LOG.atWarn().addKeyValue("error", error.toString()).log("commit failed");
+            }
+          });
+    }
+  }
+
+  private void rewind(ConsumerRecords<String, byte[]> records) {
+    for (TopicPartition tp : records.partitions()) {
+      consumer.seek(tp, records.records(tp).get(0).offset());
+    }
+  }
+
+  /** Partition moves: new partitions are read from their committed offset. */
+  private final class Listener implements ConsumerRebalanceListener {
+    @Override
+    public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
+      if (assigned.isEmpty()) {
+        membershipChanged = true;
+        return;
+      }
+      Map<TopicPartition, Long> ends = consumer.endOffsets(assigned);
+      for (TopicPartition tp : assigned) {
+        long position = consumer.position(tp);
+        partitions.put(tp, new PartitionFlags(position, ends.getOrDefault(tp, position)));
+      }
+      membershipChanged = true;
+      LOG.atInfo().addKeyValue("partitions", assigned.toString()).log("partitions assigned");
+    }
+
+    @Override
+    public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+      Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+      for (TopicPartition tp : revoked) {
+        PartitionFlags flags = partitions.remove(tp);
+        if (flags != null) {
+          offsets.put(tp, new OffsetAndMetadata(flags.committable()));
+        }
+      }
+      if (!offsets.isEmpty()) {
+        try {
+          consumer.commitSync(offsets);
+        } catch (RuntimeException e) {
+          LOG.atWarn().addKeyValue("error", e.toString()).log("commit on revocation failed");
+        }
+      }
+      membershipChanged = true;
+    }
+
+    @Override
+    public void onPartitionsLost(Collection<TopicPartition> lost) {
+      lost.forEach(partitions::remove);
+      membershipChanged = true;
+    }
+  }
+
+  private static long nowMs() {
+    return System.nanoTime() / 1_000_000;
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The grain topics of {@code grainsByApp}. */
+  public static Set<String> topicsOf(Map<String, List<String>> grainsByApp) {
+    Set<String> topics = new java.util.TreeSet<>();
+    grainsByApp.forEach((app, grains) -> grains.forEach(g -> topics.add(Topics.grain(app, g))));
+    return topics;
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    consumer.wakeup();
+    try {
+      thread.join(3000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,191 @@
+package dev.sand.agent.bus;
+
+import dev.sand.bus.EventCodec;
+import dev.sand.bus.thrift.EventKind;
+import dev.sand.bus.thrift.EventMessage;
+import dev.sand.config.KafkaConfig;
+import dev.sand.contracts.ExecutionStatus;
+import dev.sand.contracts.ResultDocument;
+import dev.sand.contracts.Topics;
+import dev.sand.store.ExecutionRecord;
+import dev.sand.store.cassandra.CassandraStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Records every execution's end in Cassandra ({@code sand.executions}) from the results topic, in
+ * consumer group {@code sand-results}: whichever hosts are alive share the partitions, and offsets
+ * are committed only after Cassandra took the batch, so a result is recorded even when the host
+ * that produced it died right after (Redis keeps a result for an hour; Cassandra keeps it).
+ *
+ * <p>Batches are what one poll returns (Kafka gathers up to {@code fetch.max.wait.ms}): Cassandra's
+ * CPU is per request more than per row. One thread; {@link #close} stops it.
+ */
+public final class ResultRecorder implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ResultRecorder.class);
+  private static final long STORE_TIMEOUT_MS = 10_000;
+
+  private final KafkaConsumer<String, byte[]> consumer;
+  private final Supplier<CassandraStore> cassandra;
+  private final AtomicLong recorded = new AtomicLong();
+  private final AtomicLong recordErrors = new AtomicLong();
+  private final Thread thread;
+  private volatile boolean running = true;
+
+  public ResultRecorder(KafkaConfig config, String clientId, Supplier<CassandraStore> cassandra) {
+    Properties props = new Properties();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, Topics.RESULTS_GROUP);
+    props.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    // records are off every path: wait for a fuller fetch, and spend less CPU on empty ones
+    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 250);
+    props.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 16 * 1024);
+    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000);
+    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1000);
+    props.put(
+        ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+        CooperativeStickyAssignor.class.getName());
+    this.consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    this.cassandra = cassandra;
+    this.thread = new Thread(this::run, "result-recorder");
+    thread.setDaemon(true);
+  }
+
+  /** Starts consuming. */
+  public void start() {
+    thread.start();
+  }
+
+  /** Counters for {@code /health}. */
+  public Map<String, Long> counters() {
+    return Map.of("recorded", recorded.get(), "record_errors", recordErrors.get());
+  }
+
+  private void run() {
+    try {
+      consumer.subscribe(List.of(Topics.RESULTS));
+      while (running) {
+        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(500));
+        if (records.isEmpty()) {
+          continue;
+        }
+        List<ExecutionRecord> batch = new ArrayList<>();
+        for (ConsumerRecord<String, byte[]> record : records) {
+          toRecord(record.value()).ifPresent(batch::add);
+        }
+        if (store(batch)) {
+          consumer.commitSync();
+          recorded.addAndGet(batch.size());
+        } else {
+          for (TopicPartition tp : records.partitions()) {
+            consumer.seek(tp, records.records(tp).get(0).offset());
+          }
+          sleep(1000);
+        }
+      }
+    } catch (WakeupException e) {
+      // close() asked us to stop
+    } catch (RuntimeException e) {
+      LOG.atError().setCause(e).log("result recorder stopped");
+    } finally {
+      consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
+    }
+  }
+
+  private boolean store(List<ExecutionRecord> batch) {
+    CassandraStore store = cassandra.get();
+    if (store == null) {
+      return false;
+    }
+    try {
+      store
+          .recordExecutions(batch)
+          .toCompletableFuture()
+          .get(STORE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      return true;
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      if (recordErrors.getAndAdd(batch.size()) % 100 == 0) {
+        LOG.atWarn()
+            .addKeyValue("records", batch.size())
+            .addKeyValue("error", e.toString())
+            .log("execution records not stored in cassandra; trying again");
+      }
+      return false;
+    }
+  }
+
+  /** The record of a RESULT/ERROR event; empty for anything else on the topic. */
+  static java.util.Optional<ExecutionRecord> toRecord(byte[] raw) {
+    EventMessage event;
+    try {
+      event = EventCodec.decode(raw);
+    } catch (RuntimeException e) {
+      return java.util.Optional.empty();
+    }
+    if (event.getKind() != EventKind.RESULT && event.getKind() != EventKind.ERROR) {
+      return java.util.Optional.empty();
+    }
+    ResultDocument doc = null;
+    try {
+      doc = ResultDocument.parse(event.getPayload());
+    } catch (RuntimeException e) {
+      // not a result document: recorded from the event's own fields
+    }
+    boolean ok = event.getKind() == EventKind.RESULT;
+    String output = doc == null || doc.output() == null ? "" : doc.output().toString();
+    return java.util.Optional.of(
+        new ExecutionRecord(
+            event.getExecution_id(),
+            event.getApp(),
+            event.getWorkflow(),
+            ok ? ExecutionStatus.SUCCEEDED : ExecutionStatus.FAILED,
+            ok ? output : null,
+            ok ? null : doc == null || doc.error() == null ? event.getError() : doc.error(),
+            ok ? null : doc == null || doc.cause() == null ? event.getCause() : doc.cause(),
+            Instant.ofEpochMilli(event.getCreated_ms())));
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    consumer.wakeup();
+    try {
+      thread.join(3000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
