@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sand.cluster.topology import Bridge, HostPlan
@@ -52,19 +52,29 @@ def ensure(bridge: Bridge, plans: Iterable[HostPlan]) -> None:
 def remove(bridge: Bridge, plans: Iterable[HostPlan]) -> list[str]:
     """Delete the hosts' namespaces, their veth pairs and the bridge; returns what it deleted.
 
-    A namespace still holding processes disappears from the list at once but lives on
+    Goes on past a failed step and raises ``NetworkError`` naming every piece left. A
+    namespace still holding processes disappears from the list at once but lives on
     until they exit: kill them first (``netns_pids``)."""
-    removed = []
+    removed, problems = [], []
+
+    def delete(kind: str, name: str, exists: Callable[[str], bool]) -> None:
+        if not exists(name):
+            return
+        result = _ip(*(("netns", "del") if kind == "netns" else ("link", "del")), name, check=False)
+        # the kernel tears a namespace down in the background: its veth may vanish meanwhile
+        if result.returncode == 0 or not exists(name):
+            removed.append(f"{kind} {name}")
+        else:
+            problems.append(f"{kind} {name}: {result.stderr.strip()}")
+
     for plan in plans:
-        if plan.netns is not None and netns_exists(plan.netns):
-            _ip("netns", "del", plan.netns)  # takes the veth pair with it
-            removed.append(f"netns {plan.netns}")
-        if plan.veth is not None and link_exists(plan.veth):
-            _ip("link", "del", plan.veth)
-            removed.append(f"veth {plan.veth}")
-    if link_exists(bridge.name):
-        _ip("link", "del", bridge.name)
-        removed.append(f"bridge {bridge.name}")
+        if plan.netns is not None:
+            delete("netns", plan.netns, netns_exists)
+        if plan.veth is not None:
+            delete("veth", plan.veth, link_exists)
+    delete("bridge", bridge.name, link_exists)
+    if problems:
+        raise NetworkError("could not remove " + "; ".join(problems))
     return removed
 
 

@@ -273,19 +273,21 @@ class Supervisor:
             with contextlib.suppress(psutil.Error):
                 process.kill()
         psutil.wait_procs(leftovers, timeout=5)
-        self._remove_network()
-        self._topology_file.unlink(missing_ok=True)
+        if self._remove_network():  # else keep the record: the next down retries
+            self._topology_file.unlink(missing_ok=True)
         return stopped
 
-    def _remove_network(self) -> None:
+    def _remove_network(self) -> bool:
         bridge = self._config.bridge
         if bridge is None:
-            return
+            return True
         try:
             for removed in network.remove(bridge, self._config.host_plans):
                 self._report(f"removed {removed}")
         except network.NetworkError as exc:
-            self._report(f"could not remove the network: {exc}")
+            self._report(f"network: {exc}")
+            return False
+        return True
 
     def _stop_names(self, names: list[str]) -> list[str]:
         stopped = []

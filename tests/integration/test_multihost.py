@@ -1,0 +1,152 @@
+"""Several SAND hosts on one machine (`sand up --hosts 2`): each host's Redis and agent in
+a network namespace of its own; killing one host; `sand up` bringing it back; `sand down`
+leaving nothing behind. Its own state dir and ports (see ``multihost.py``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+from click.testing import CliRunner
+from sand.cli import cli
+from sand.client import SandClient
+
+from tests.integration.conftest import our_processes
+from tests.integration.multihost import MultiHostCluster, multihost_cluster
+
+pytestmark = pytest.mark.integration
+
+APPS = Path(__file__).parent / "apps"
+
+
+def _state_dir() -> Path:
+    default = Path(__file__).resolve().parents[2] / "build" / "test-state-multi"
+    return Path(os.environ.get("SAND_TEST_STATE_MULTI", default))
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[MultiHostCluster]:
+    started = time.monotonic()
+    with multihost_cluster(_state_dir(), hosts=2) as running:
+        print(f"sand up --hosts 2: all healthy in {time.monotonic() - started:.1f} s")
+        yield running
+
+
+def _sand(cluster: MultiHostCluster, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, [*args, "--config", str(cluster.config_file)])
+    return result.exit_code, result.output
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.timeout(600)
+def test_statusJson_listsBothHosts_eachAgentHealthyInItsNamespace(
+    cluster: MultiHostCluster,
+) -> None:
+    """`sand status --json --hosts`: two hosts, each with its namespace, address, live Redis
+    and agent; each agent answers through its own address with its own host id."""
+    code, output = _sand(cluster, "status", "--json", "--hosts")
+    assert code == 0, output
+    document = json.loads(output)
+    hosts = document["hosts"]
+    assert [h["id"] for h in hosts] == ["host-1", "host-2"]
+    assert len({h["netns"] for h in hosts}) == 2 and len({h["ip"] for h in hosts}) == 2
+    for host in hosts:
+        redis, agent = host["services"]["redis"], host["services"]["host-agent"]
+        assert redis["alive"] and _alive(redis["pid"])
+        assert agent["alive"] and agent["healthy"] and _alive(agent["pid"])
+        health = requests.get(f"http://{host['ip']}:{cluster.config.ports.host_agent}/health")
+        assert health.status_code == 200, health.text
+        assert health.json()["host_id"] == host["id"]
+    assert all(s["healthy"] for s in document["services"].values())
+    assert {"kafka", "cassandra", "frontend-1", "frontend-2", "nginx"} <= set(document["services"])
+    assert requests.get(f"{cluster.gateway_url}/health", timeout=5).status_code == 200
+
+
+@pytest.mark.timeout(600)
+def test_processSandbox_runsInItsHostsNamespace(cluster: MultiHostCluster) -> None:
+    """An app deployed to host-2's agent runs its worker in host-2's namespace, and status
+    lists its pids under host-2."""
+    client = SandClient(cluster.agent_url("host-2"))
+    client.deploy(APPS / "spy", backend="process")
+    deadline = time.monotonic() + 60
+    pids: list[int] = []
+    while time.monotonic() < deadline and not pids:
+        boxes = cluster.status().host("host-2").sandboxes
+        pids = [pid for box in boxes if box.app == "spy" for pid in box.pids]
+        time.sleep(0.5)
+    assert pids, "no process of app 'spy' on host-2"
+    netns = cluster.config.host_plans[1].netns
+    host2 = os.stat(f"/run/netns/{netns}").st_ino
+    assert all(os.stat(f"/proc/{pid}/ns/net").st_ino == host2 for pid in pids if _alive(pid))
+
+
+@pytest.mark.timeout(600)
+def test_killHost_killsEveryProcessOfThatHostOnly_thenUpBringsItBack(
+    cluster: MultiHostCluster,
+) -> None:
+    """`sand kill-host host-2` kills all of host-2 (Redis, agent, sandboxes) and nothing
+    else; `sand up` restarts host-2's Redis and agent and leaves the rest running."""
+    before = cluster.status()
+    victims = before.host("host-2").pids
+    # (not host-1's sandboxes: a transient process of its own may end meanwhile)
+    survivors = {
+        s.name: s.pid for s in (*before.host("host-1").services, *before.services) if s.pid
+    }
+    assert len(victims) >= 2
+
+    code, output = _sand(cluster, "kill-host", "host-2")
+    assert code == 0, output
+
+    assert not any(_alive(pid) for pid in victims)
+    after = cluster.status()
+    host2 = after.host("host-2")
+    assert host2.pids == [] and not any(s.pid for s in host2.services)
+    assert {name: pid for name, pid in survivors.items() if not _alive(pid)} == {}
+    assert all(s.healthy for s in after.host("host-1").services)
+
+    started = {s.name: s for s in cluster.up()}
+    fresh = sorted(name for name, s in started.items() if not s.already_running)
+    assert fresh == ["host-2/host-agent", "host-2/redis"]
+    again = cluster.status()
+    assert all(s.healthy and s.pid for s in again.host("host-2").services)
+    assert {name: pid for name, pid in survivors.items() if not _alive(pid)} == {}
+
+
+@pytest.mark.timeout(120)
+def test_upWithOtherHostCount_isRefused(cluster: MultiHostCluster) -> None:
+    """`sand up --hosts 3` on the running 2-host cluster refuses and says to `sand down`."""
+    code, output = _sand(cluster, "up", "--hosts", "3")
+    assert code == 1
+    message = " ".join(output.split())  # the console wraps long lines
+    assert "runs with hosts = 2" in message and "run `sand down` first" in message
+    assert len(cluster.status().hosts) == 2
+
+
+@pytest.mark.timeout(600)
+def test_down_leavesNoProcessNoNamespaceNoBridge(cluster: MultiHostCluster) -> None:
+    """down (through the CLI, which finds the 2 hosts from the state dir) stops everything
+    and removes both namespaces, their veths and the bridge; a second down is a no-op."""
+    bridge = cluster.config.bridge
+    assert bridge is not None
+    code, output = _sand(cluster, "down")
+    assert code == 0, output
+    assert our_processes(cluster.config) == []
+    namespaces = os.listdir("/run/netns") if os.path.isdir("/run/netns") else []
+    for plan in cluster.config.host_plans:
+        assert plan.netns not in namespaces
+        assert not Path("/sys/class/net", str(plan.veth)).exists()
+    assert not Path("/sys/class/net", bridge.name).exists()
+    code, output = _sand(cluster, "down")
+    assert code == 0 and "nothing was running" in output
