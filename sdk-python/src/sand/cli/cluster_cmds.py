@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
+import tomllib
 from dataclasses import asdict
 from pathlib import Path
 
@@ -81,8 +83,11 @@ def _import_image(config: ClusterConfig) -> None:
 def up(config_file: Path | None, hosts: int | None) -> None:
     """Start the cluster and wait until every service is healthy.
 
-    Idempotent: starts only what is not running (a killed host's Redis and agent)."""
+    Idempotent: starts only what is not running (a killed host's Redis and agent). Without
+    --hosts, and with no number of hosts configured, keeps that of the running cluster."""
     config = cluster_config(config_file, hosts)
+    if hosts is None and not _hosts_configured(config_file):
+        config = running_config(config)
     sup = supervisor(config)
     started_at = time.monotonic()
     try:
@@ -102,6 +107,22 @@ def up(config_file: Path | None, hosts: int | None) -> None:
     verb = "started" if fresh else "already running"
     _err.print(f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}")
     _err.print(f"gateway: {config.gateway_url}")
+
+
+def _hosts_configured(config_file: Path | None) -> bool:
+    """Whether the environment or the config file sets [cluster] hosts."""
+    if "SAND_CLUSTER_HOSTS" in os.environ:
+        return True
+    path = config_file or (
+        Path(os.environ["SAND_CONFIG"]) if os.environ.get("SAND_CONFIG") else None
+    )
+    if path is None:
+        return False
+    try:
+        with path.open("rb") as handle:
+            return "hosts" in tomllib.load(handle).get("cluster", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return False  # load_config has read it already, or said what is wrong
 
 
 @click.command()
