@@ -6,7 +6,7 @@ PY    := $(VENV)/bin/python
 # The test suite runs its own cluster in its own state dir, on its own ports.
 TEST_STATE ?= $(CURDIR)/build/test-state
 
-.PHONY: setup run stop status test lint unit integration java-test bench clean
+.PHONY: setup run stop status test lint unit integration java-test test-faults bench clean
 
 setup:
 	@bash deploy/setup.sh
@@ -36,6 +36,11 @@ integration: setup
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration tests
 
 test: lint java-test unit integration
+
+# The fault tests alone, each scenario ROUNDS times (default 5); `make test` runs them once.
+# They start clusters of several hosts of their own (build/test-state-faults, ports + 5000).
+test-faults: setup
+	SAND_FAULT_ROUNDS=$(or $(ROUNDS),5) $(VENV)/bin/pytest -q -s -p no:cacheprovider -m faults tests
 
 # The benchmark suite: its peers (Celery, RQ, Ray) and plotting are installed only here,
 # so `make test` stays lean. FULL=1 runs the long profile; QUICK=1 only the figures of the path's cost.

@@ -371,8 +371,9 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
     client: SandClient, cluster_config: ClusterConfig
 ) -> None:
     """A finished execution's result reaches the global bus (sand.results) and the global
-    data layer (sand.executions); each grain's event is backed up on its backup topic with
-    the PROCESSING and FINISHED flags."""
+    data layer (sand.executions); each grain's event is backed up on its grain's topic with
+    the PROCESSING and FINISHED flags, and the PROCESSING record names the incarnation of
+    the agent whose host ran it (decision 0011)."""
     from cassandra.cluster import Cluster
     from confluent_kafka import Consumer, TopicPartition
     from sand_bus.ttypes import EventFlag, EventKind
@@ -391,12 +392,13 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
         }
     )
     seen: dict[str, set[int]] = {}
+    incarnations: set[bytes] = set()
     try:
         topics = [
             "sand.results",
-            "sand.backup.hello.normalize",
-            "sand.backup.hello.greet",
-            "sand.backup.hello.shout",
+            "sand.hello.normalize",
+            "sand.hello.greet",
+            "sand.hello.shout",
         ]
         # the agent's producer creates the topics on first use: wait for them, then read
         # every partition from the start
@@ -426,14 +428,19 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
             seen.setdefault(message.topic(), set()).add(
                 event.kind if message.topic() == "sand.results" else event.flag
             )
+            if event.flag == EventFlag.PROCESSING:
+                incarnations.add(dict(message.headers() or []).get("sand-incarnation", b""))
     finally:
         consumer.close()
     assert seen.get("sand.results") == {EventKind.RESULT}
     for grain in ("normalize", "greet", "shout"):
-        assert seen.get(f"sand.backup.hello.{grain}") == {
+        assert seen.get(f"sand.hello.{grain}") == {
             EventFlag.PROCESSING,
             EventFlag.FINISHED,
         }
+    # one agent ran them all: one incarnation, a 32-hex id
+    assert len(incarnations) == 1
+    assert len(next(iter(incarnations))) == 32
 
     cluster = Cluster(["127.0.0.1"], port=cluster_config.ports.cassandra_cql)
     try:

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.Optional;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
@@ -42,10 +43,10 @@ final class AgentProxy {
   private final URI base;
   private final HttpClient client;
 
-  /** The agent listening on 127.0.0.1:{@code port}. */
-  AgentProxy(int port) {
-    this.address = "127.0.0.1:" + port;
-    this.base = URI.create("http://" + address);
+  /** The agent at {@code base} ({@code http://host:port}). */
+  AgentProxy(URI base) {
+    this.address = base.getHost() + ":" + base.getPort();
+    this.base = base;
     this.client =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -133,6 +134,25 @@ final class AgentProxy {
           .addKeyValue("error", describe(e))
           .log("streaming the host agent's answer failed");
       callback.failed(e);
+    }
+  }
+
+  /**
+   * The body of {@code GET path} when the agent answers 200; empty on any other answer or when it
+   * cannot be reached. Blocking, bounded by the request timeout.
+   */
+  Optional<byte[]> get(String path) {
+    try {
+      HttpResponse<byte[]> answer =
+          client.send(
+              HttpRequest.newBuilder(base.resolve(path)).timeout(HEADERS_TIMEOUT).GET().build(),
+              HttpResponse.BodyHandlers.ofByteArray());
+      return answer.statusCode() == 200 ? Optional.of(answer.body()) : Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
     }
   }
 

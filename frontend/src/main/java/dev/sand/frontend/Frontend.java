@@ -1,11 +1,8 @@
 package dev.sand.frontend;
 
-import dev.sand.bus.redis.LocalBusException;
-import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Names;
 import java.io.IOException;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,7 +17,8 @@ import org.slf4j.LoggerFactory;
  * One frontend process: the HTTP entry of SAND on one port, wired from a {@link ClusterConfig}.
  *
  * <p>Its id is {@code fe-<port>} (the bound port): the routing key of its reply queue {@code
- * sand:reply:fe-<port>}, which one dispatcher thread drains for the synchronous callers.
+ * sand:reply:fe-<port>}, which one dispatcher thread per host drains for the synchronous callers.
+ * It reaches every host of the cluster ({@link HostLinks}).
  *
  * <p>Lifecycle: {@link #create} (no I/O) → {@link #start} (binds the port, connects to Redis,
  * starts the reply dispatcher, serves) → {@link #close} (callers still waiting get 202 RUNNING,
@@ -37,9 +35,8 @@ public final class Frontend implements AutoCloseable {
   private final ServerConnector connector;
   private final PendingReplies pending = new PendingReplies();
   private volatile String frontendId;
-  private RedisLocalBus bus;
+  private HostLinks hosts;
   private KafkaEntry kafkaEntry;
-  private ReplyDispatcher dispatcher;
 
   private Frontend(ClusterConfig config, int port) {
     this.config = config;
@@ -83,32 +80,17 @@ public final class Frontend implements AutoCloseable {
           "frontend: cannot listen on 127.0.0.1:" + requestedPort + ": " + e.getMessage(), e);
     }
     frontendId = Names.requireHostId("fe-" + connector.getLocalPort());
+    kafkaEntry = new KafkaEntry(config.kafka(), "sand-" + frontendId);
     try {
-      bus =
-          RedisLocalBus.connect(config.redis().socket(), config.redis().password(), REDIS_TIMEOUT);
-    } catch (LocalBusException e) {
+      hosts =
+          new HostLinks(config.hosts(), config.redis().password(), frontendId, pending, kafkaEntry);
+    } catch (IllegalStateException e) {
       closeConnector();
-      throw new IllegalStateException("frontend " + frontendId + ": " + e.getMessage(), e);
+      kafkaEntry.close();
+      throw e;
     }
-    dispatcher = ReplyDispatcher.start(bus, frontendId, pending);
-    InvokeRoute invoke =
-        new InvokeRoute(
-            new AppCatalog(bus, System::nanoTime),
-            new Invoker(
-                bus,
-                config.hostId(),
-                frontendId,
-                Clock.systemUTC(),
-                kafkaEntry = new KafkaEntry(config.kafka(), "sand-" + frontendId)),
-            pending,
-            config.frontend().maxPayloadBytes());
-    Routes routes =
-        new Routes(
-            this::identity,
-            bus,
-            config.redis().socket().toString(),
-            invoke,
-            new AgentProxy(config.hostAgent().port()));
+    InvokeRoute invoke = new InvokeRoute(hosts, pending, config.frontend().maxPayloadBytes());
+    Routes routes = new Routes(this::identity, hosts, invoke);
     server.setHandler(new GracefulHandler(routes));
     try {
       server.start();
@@ -120,7 +102,7 @@ public final class Frontend implements AutoCloseable {
     LOG.atInfo()
         .addKeyValue("port", port())
         .addKeyValue("frontend_id", frontendId)
-        .addKeyValue("redis", config.redis().socket())
+        .addKeyValue("hosts", config.hosts().size())
         .log("frontend listening");
   }
 
@@ -162,17 +144,13 @@ public final class Frontend implements AutoCloseable {
     } catch (Exception e) {
       LOG.atWarn().addKeyValue("error", e.toString()).log("frontend stop failed");
     }
-    if (dispatcher != null) {
-      dispatcher.close();
-      dispatcher = null;
+    if (hosts != null) {
+      hosts.close();
+      hosts = null;
     }
     if (kafkaEntry != null) {
       kafkaEntry.close();
       kafkaEntry = null;
-    }
-    if (bus != null) {
-      bus.close();
-      bus = null;
     }
   }
 }

@@ -51,17 +51,15 @@ final class InvokeRoute {
   private static final ObjectReader INPUT_READER =
       JsonHttp.MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
-  private final AppCatalog catalog;
-  private final Invoker invoker;
+  private final HostLinks hosts;
   private final PendingReplies pending;
   private final int maxPayloadBytes;
 
   /**
    * @param maxPayloadBytes the frontend's body limit ({@code frontend.max_payload_kb} in bytes)
    */
-  InvokeRoute(AppCatalog catalog, Invoker invoker, PendingReplies pending, int maxPayloadBytes) {
-    this.catalog = catalog;
-    this.invoker = invoker;
+  InvokeRoute(HostLinks hosts, PendingReplies pending, int maxPayloadBytes) {
+    this.hosts = hosts;
     this.pending = pending;
     this.maxPayloadBytes = maxPayloadBytes;
   }
@@ -81,9 +79,11 @@ final class InvokeRoute {
   void handle(String app, Request request, Response response, Callback callback) {
     Invocation invocation;
     Duration timeout;
+    HostLinks.Target target;
     try {
       Fields query = Request.extractQueryParameters(request);
-      AppMetadata metadata = application(app);
+      target = application(app);
+      AppMetadata metadata = target.app();
       boolean sync = mode(query.getValue("mode"));
       String workflow = workflow(metadata, query.getValue("workflow"));
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
@@ -108,17 +108,36 @@ final class InvokeRoute {
     String id = invocation.executionId();
     CompletableFuture<ResultDocument> result =
         invocation.sync() ? pending.register(id, timeout) : null;
-    CompletableFuture<Void> backedUp;
-    try {
-      backedUp = invoker.submit(invocation);
-    } catch (LocalBusException | KafkaEntry.EntryException e) {
-      pending.abandon(id);
-      JsonHttp.error(
-          response,
-          callback,
-          HttpStatus.SERVICE_UNAVAILABLE_503,
-          "cannot queue execution of application '" + app + "': " + e.getMessage());
-      return;
+    CompletableFuture<Void> backedUp = null;
+    // a host that died since its catalog answered fails the submit at once: the next host
+    // that runs the app takes the invocation
+    for (int tries = 1; backedUp == null; tries++) {
+      try {
+        backedUp = target.link().invoker.submit(invocation);
+      } catch (LocalBusException | KafkaEntry.EntryException e) {
+        boolean hostFailed = e instanceof LocalBusException;
+        if (hostFailed) {
+          target.link().suspect();
+        }
+        Optional<HostLinks.Target> other = Optional.empty();
+        if (hostFailed && tries < hosts.size()) {
+          try {
+            other = Optional.of(application(app));
+          } catch (Refused refused) {
+            // no other host runs it: answer with this error
+          }
+        }
+        if (other.isEmpty()) {
+          pending.abandon(id);
+          JsonHttp.error(
+              response,
+              callback,
+              HttpStatus.SERVICE_UNAVAILABLE_503,
+              "cannot queue execution of application '" + app + "': " + e.getMessage());
+          return;
+        }
+        target = other.get();
+      }
     }
     LOG.atInfo()
         .addKeyValue("execution_id", id)
@@ -136,7 +155,8 @@ final class InvokeRoute {
     }
     // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
     request.addIdleTimeoutListener(idle -> false);
-    result.whenComplete((doc, error) -> answer(id, doc, backedUp, response, callback));
+    CompletableFuture<Void> backup = backedUp;
+    result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
   }
 
   /**
@@ -192,16 +212,17 @@ final class InvokeRoute {
     return body;
   }
 
-  private AppMetadata application(String app) throws Refused {
+  private HostLinks.Target application(String app) throws Refused {
     try {
       Names.requireApp(app);
     } catch (IllegalArgumentException e) {
       throw new Refused(
           HttpStatus.NOT_FOUND_404, "no application '" + app + "': " + e.getMessage());
     }
-    Optional<AppMetadata> metadata;
+    Optional<HostLinks.Target> metadata;
     try {
-      metadata = catalog.find(app);
+      metadata =
+          hosts.first(link -> link.catalog.find(app).map(m -> new HostLinks.Target(link, m)));
     } catch (LocalBusException e) {
       throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
     } catch (IllegalStateException e) {

@@ -44,6 +44,9 @@ final class Invoker {
   private final Clock clock;
   private final KafkaEntry kafka;
   private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+  // the incarnation stamped when the host's agent has not written its own yet: an unknown host,
+  // whose work the global bus replays only if it stays unfinished for a while
+  private static final String NO_AGENT = "none";
 
   /**
    * @param hostId this host (the event's {@code host}; names the agent queue)
@@ -93,7 +96,9 @@ final class Invoker {
     backup.putToHeaders(Topics.BACKED_UP_HEADER, "1");
     if (!invocation.sync()) {
       String incarnation =
-          bus.get(Keys.incarnation()).map(b -> new String(b, StandardCharsets.UTF_8)).orElse("");
+          bus.get(Keys.incarnation())
+              .map(b -> new String(b, StandardCharsets.UTF_8))
+              .orElse(NO_AGENT);
       kafka.publish(topic, invocation.executionId(), record, incarnation);
       queue(invocation, event, backup, now);
       return DONE;
@@ -104,7 +109,7 @@ final class Invoker {
 
   /**
    * Runs the script: status, agent copy, event. Returns the incarnation of the host agent of this
-   * local bus ("" when none is running).
+   * local bus ({@link #NO_AGENT} when none wrote it).
    */
   private String queue(Invocation invocation, EventMessage event, EventMessage copy, long now) {
     byte[][] keys = {
@@ -123,7 +128,7 @@ final class Invoker {
         bus.call(
             "EVAL (status, agent copy, INVOKE) for execution '" + invocation.executionId() + "'",
             c -> c.<byte[]>eval(SCRIPT, ScriptOutputType.VALUE, keys, values));
-    return incarnation == null ? "" : new String(incarnation, StandardCharsets.UTF_8);
+    return incarnation == null ? NO_AGENT : new String(incarnation, StandardCharsets.UTF_8);
   }
 
   /** The INVOKE event of {@code invocation}, made at {@code nowMs}. */

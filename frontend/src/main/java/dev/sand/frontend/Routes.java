@@ -4,6 +4,7 @@ import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Names;
+import dev.sand.contracts.ResultDocument;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,22 +37,13 @@ import org.eclipse.jetty.util.Callback;
  */
 final class Routes extends Handler.Abstract {
   private final Supplier<Map<String, Object>> identity;
-  private final RedisLocalBus bus;
-  private final String redisSocket;
+  private final HostLinks hosts;
   private final InvokeRoute invoke;
-  private final AgentProxy agent;
 
-  Routes(
-      Supplier<Map<String, Object>> identity,
-      RedisLocalBus bus,
-      String redisSocket,
-      InvokeRoute invoke,
-      AgentProxy agent) {
+  Routes(Supplier<Map<String, Object>> identity, HostLinks hosts, InvokeRoute invoke) {
     this.identity = identity;
-    this.bus = bus;
-    this.redisSocket = redisSocket;
+    this.hosts = hosts;
     this.invoke = invoke;
-    this.agent = agent;
   }
 
   @Override
@@ -65,7 +57,7 @@ final class Routes extends Handler.Abstract {
       }
     } else if (parts.equals(List.of("v1", "apps"))) {
       if (allowed(method, response, callback, path, "GET", "POST")) {
-        agent.forward(request, response, callback);
+        hosts.agent().forward(request, response, callback);
       }
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "apps"))) {
       if (allowed(method, response, callback, path, "GET", "DELETE")) {
@@ -118,16 +110,38 @@ final class Routes extends Handler.Abstract {
     return false;
   }
 
+  /** 200 while at least one host's Redis answers (invocations can go there), else 503. */
   private void health(Response response, Callback callback) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("status", "ok");
     body.putAll(identity.get());
-    body.put("redis", redisSocket);
-    try {
-      bus.ping();
-    } catch (LocalBusException e) {
+    List<Map<String, Object>> linked = new java.util.ArrayList<>();
+    boolean anyUp = false;
+    for (HostLinks.Link link : hosts.all()) {
+      Map<String, Object> host = new LinkedHashMap<>();
+      host.put("id", link.host.id());
+      host.put("redis", link.host.redisSocket().toString());
+      RedisLocalBus bus = link.bus;
+      try {
+        if (bus == null) {
+          throw new LocalBusException("not connected yet", null);
+        }
+        bus.ping();
+        host.put("status", "ok");
+        anyUp = true;
+      } catch (LocalBusException e) {
+        host.put("status", "unavailable");
+        host.put("error", e.getMessage());
+      }
+      linked.add(host);
+    }
+    if (linked.size() == 1) {
+      body.put("redis", linked.get(0).get("redis"));
+    }
+    body.put("hosts", linked);
+    if (!anyUp) {
       body.put("status", "unavailable");
-      body.put("error", e.getMessage());
+      body.put("error", linked.size() == 1 ? linked.get(0).get("error") : "no host answers");
       JsonHttp.send(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, body);
       return;
     }
@@ -145,7 +159,7 @@ final class Routes extends Handler.Abstract {
           "no application '" + app + "': " + e.getMessage());
       return;
     }
-    agent.forward(request, response, callback);
+    hosts.agent().forward(request, response, callback);
   }
 
   private void execution(String id, Request request, Response response, Callback callback) {
@@ -159,20 +173,56 @@ final class Routes extends Handler.Abstract {
           "no execution '" + id + "': " + e.getMessage());
       return;
     }
-    Optional<byte[]> doc;
-    try {
-      doc = bus.get(Keys.result(id));
-    } catch (LocalBusException e) {
-      JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
+    // The document is in the Redis of the host that ran the execution's last grain (a RUNNING
+    // one on its entry host while it runs). A host that is away may hold the finished one: then
+    // the record in Cassandra (through an agent) decides, and RUNNING is the fallback.
+    Optional<byte[]> finished = Optional.empty();
+    Optional<byte[]> running = Optional.empty();
+    LocalBusException failure = null;
+    boolean someHostAway = false;
+    for (HostLinks.Link link : hosts.all()) {
+      RedisLocalBus bus = link.bus;
+      if (bus == null) {
+        someHostAway = true;
+        continue;
+      }
+      try {
+        Optional<byte[]> found = bus.get(Keys.result(id));
+        if (found.isPresent() && running(found.get())) {
+          running = found;
+        } else if (found.isPresent()) {
+          finished = found;
+        }
+      } catch (LocalBusException e) {
+        failure = e;
+        someHostAway = true;
+      }
+    }
+    Optional<byte[]> doc = finished;
+    if (doc.isEmpty() && running.isPresent()) {
+      Optional<byte[]> stillRunning = running;
+      doc =
+          someHostAway ? hosts.agent().get("/v1/executions/" + id).or(() -> stillRunning) : running;
+    }
+    if (doc.isEmpty() && failure != null && hosts.size() == 1) {
+      JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, failure.getMessage());
       return;
     }
     if (doc.isEmpty()) {
       // Redis forgot it (after an hour) or never had it (its host died): the host agent reads
       // the execution records of the global data layer
-      agent.forward(request, response, callback);
+      hosts.agent().forward(request, response, callback);
       return;
     }
     response.getHeaders().put(InvokeRoute.EXECUTION_HEADER, id);
     JsonHttp.sendJson(response, callback, HttpStatus.OK_200, doc.get());
+  }
+
+  private static boolean running(byte[] doc) {
+    try {
+      return !ResultDocument.parse(doc).finished();
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
   }
 }

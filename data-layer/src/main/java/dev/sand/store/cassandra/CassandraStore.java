@@ -20,6 +20,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +37,8 @@ import java.util.concurrent.CompletionStage;
 public final class CassandraStore implements AutoCloseable {
   /** Schema changes wait for every node to agree, which takes longer than a query. */
   private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
+
+  private static final int BATCH_BYTES = 4096;
 
   private final CassandraConfig config;
   private final CqlSession session;
@@ -147,8 +150,18 @@ public final class CassandraStore implements AutoCloseable {
                     + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         insertExecution = insert;
       }
+      // Cassandra refuses batches over 50 KiB and warns over 5 KiB: batches of about 4 KiB, in
+      // parallel; a larger record goes alone (a single insert has no such limit)
+      List<CompletableFuture<?>> writes = new ArrayList<>();
       BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.UNLOGGED);
+      int bytes = 0;
       for (ExecutionRecord record : records) {
+        int size = sizeOf(record);
+        if (bytes > 0 && bytes + size > BATCH_BYTES) {
+          writes.add(session.executeAsync(batch.build()).toCompletableFuture());
+          batch = BatchStatement.builder(DefaultBatchType.UNLOGGED);
+          bytes = 0;
+        }
         batch.addStatement(
             insert.bind(
                 record.executionId(),
@@ -159,8 +172,10 @@ public final class CassandraStore implements AutoCloseable {
                 record.error(),
                 record.cause(),
                 record.finishedAt()));
+        bytes += size;
       }
-      return session.executeAsync(batch.build()).thenApply(result -> null);
+      writes.add(session.executeAsync(batch.build()).toCompletableFuture());
+      return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
     } catch (DriverException e) {
       return CompletableFuture.failedFuture(e);
     }
@@ -277,6 +292,19 @@ public final class CassandraStore implements AutoCloseable {
     } catch (DriverException e) {
       throw new StoreException("cassandra at " + config.contactPoint() + ": " + e.getMessage(), e);
     }
+  }
+
+  private static int sizeOf(ExecutionRecord record) {
+    return 128
+        + length(record.output())
+        + length(record.error())
+        + length(record.cause())
+        + length(record.app())
+        + length(record.workflow());
+  }
+
+  private static int length(String text) {
+    return text == null ? 0 : text.length();
   }
 
   /** Closes the session and its connections. Blocking, a second or so. */

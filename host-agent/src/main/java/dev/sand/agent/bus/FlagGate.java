@@ -90,7 +90,13 @@ final class FlagGate implements AutoCloseable {
               resent++;
             }
             // never from the sending thread itself: a broker that is away fails sends at once
-            resends.schedule(() -> track(seq, record), RESEND_DELAY_MS, TimeUnit.MILLISECONDS);
+            if (!resends.isShutdown()) {
+              try {
+                resends.schedule(() -> track(seq, record), RESEND_DELAY_MS, TimeUnit.MILLISECONDS);
+              } catch (java.util.concurrent.RejectedExecutionException e) {
+                // closing: the agent stops, and so does its resending
+              }
+            }
           } else if (seq != 0) {
             acknowledged(seq);
           }

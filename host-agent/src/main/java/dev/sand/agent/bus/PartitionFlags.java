@@ -38,6 +38,9 @@ final class PartitionFlags {
   // flag): remember that many finished ids, so a late PROCESSING record is not taken as new work.
   private static final int FINISHED_MEMORY = 100_000;
 
+  /** The incarnation of a PROCESSING record without the header (an older writer). */
+  static final String UNKNOWN = "unknown";
+
   private final LinkedHashMap<String, Unfinished> unfinished = new LinkedHashMap<>();
   private final LinkedHashMap<String, Boolean> finished =
       new LinkedHashMap<>(1024, 0.75f, false) {
@@ -85,6 +88,8 @@ final class PartitionFlags {
     }
     Unfinished known = unfinished.get(id);
     if (flag == EventFlag.PROCESSING) {
+      // taken by someone we cannot name: never "nobody", so it waits like an unknown host
+      incarnation = incarnation.isEmpty() ? UNKNOWN : incarnation;
       unfinished.put(
           id,
           known == null

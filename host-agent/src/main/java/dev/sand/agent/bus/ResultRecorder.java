@@ -125,18 +125,35 @@ public final class ResultRecorder implements AutoCloseable {
           .toCompletableFuture()
           .get(STORE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
       return true;
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      if (recordErrors.getAndAdd(batch.size()) % 100 == 0) {
-        LOG.atWarn()
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause()
+          instanceof com.datastax.oss.driver.api.core.servererrors.InvalidQueryException invalid) {
+        // Cassandra will never take these (a record it refuses): retrying would stop every
+        // later result from being recorded
+        LOG.atError()
             .addKeyValue("records", batch.size())
-            .addKeyValue("error", e.toString())
-            .log("execution records not stored in cassandra; trying again");
+            .addKeyValue("error", invalid.getMessage())
+            .log("execution records refused by cassandra; skipped");
+        recordErrors.addAndGet(batch.size());
+        return true;
       }
-      return false;
+      return retryLater(batch, e);
+    } catch (Exception e) {
+      return retryLater(batch, e);
     }
+  }
+
+  private boolean retryLater(List<ExecutionRecord> batch, Exception e) {
+    if (e instanceof InterruptedException) {
+      Thread.currentThread().interrupt();
+    }
+    if (recordErrors.getAndAdd(batch.size()) % 100 == 0) {
+      LOG.atWarn()
+          .addKeyValue("records", batch.size())
+          .addKeyValue("error", e.toString())
+          .log("execution records not stored in cassandra; trying again");
+    }
+    return false;
   }
 
   /** The record of a RESULT/ERROR event; empty for anything else on the topic. */

@@ -121,4 +121,13 @@ class PartitionFlagsTest {
     flags.read(1, event("e1", EventFlag.PROCESSING), "dead", SELF, 0);
     assertThat(flags.unfinishedCount()).isZero();
   }
+
+  /** A PROCESSING record without an incarnation is someone's work, not a delivery nobody took. */
+  @Test
+  void processingWithoutIncarnation_isNotNobodys() {
+    PartitionFlags flags = new PartitionFlags(0, 0);
+    flags.read(0, event("e1", EventFlag.PROCESSING), "", SELF, 0);
+    assertThat(flags.orphans(u -> false)).isEmpty();
+    assertThat(flags.orphans(u -> u.incarnation().equals(PartitionFlags.UNKNOWN))).hasSize(1);
+  }
 }

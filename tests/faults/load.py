@@ -1,0 +1,131 @@
+"""Steady asynchronous load through nginx, and the bookkeeping of a fault test: which
+executions were accepted, how each ended, which grains ran twice (the relay app's run log)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+
+@dataclass
+class Accepted:
+    execution_id: str
+    index: int
+    at: float  # epoch seconds
+
+
+@dataclass
+class Load:
+    """Invokes ``app`` asynchronously every ``1 / rate`` s from a thread until stopped.
+    Answers other than 202 are kept as refusals (a fault may refuse, never lose)."""
+
+    gateway: str
+    app: str
+    log: Path
+    rate: float = 20.0
+    sleep_s: float = 0.05
+    accepted: list[Accepted] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+
+    def _run(self) -> None:
+        session = requests.Session()
+        index = 0
+        next_at = time.monotonic()
+        while not self._stop.is_set():
+            body = {"n": index, "log": str(self.log), "sleep_s": self.sleep_s}
+            try:
+                response = session.post(
+                    f"{self.gateway}/v1/apps/{self.app}/invoke",
+                    params={"mode": "async"},
+                    json=body,
+                    timeout=15,
+                )
+                if response.status_code == 202:
+                    doc = response.json()
+                    self.accepted.append(Accepted(doc["execution_id"], index, time.time()))
+                else:
+                    self.refused.append(f"{response.status_code} {response.text[:200]}")
+            except requests.RequestException as exc:
+                self.refused.append(f"no answer: {exc}")
+            index += 1
+            next_at += 1 / self.rate
+            self._stop.wait(max(0.0, next_at - time.monotonic()))
+
+
+@dataclass
+class Outcome:
+    accepted: int
+    completed: int
+    lost: list[str]
+    wrong: list[str]
+    duplicated: int
+    last_finished_ms: int
+
+    def report(self, name: str, kill_at: float) -> str:
+        recovery = self.last_finished_ms / 1000 - kill_at
+        return (
+            f"{name}: accepted {self.accepted}, completed {self.completed}, "
+            f"lost {len(self.lost)}, wrong {len(self.wrong)}, duplicated grain runs "
+            f"{self.duplicated}, kill -> last result {recovery:.2f} s"
+        )
+
+
+def await_all(
+    gateway: str, load: Load, expected_path: list[str], timeout_s: float = 90
+) -> Outcome:
+    """Polls every accepted execution until it ended or ``timeout_s`` passed."""
+    session = requests.Session()
+    pending = {a.execution_id: a for a in load.accepted}
+    ended: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + timeout_s
+    while pending and time.monotonic() < deadline:
+        for execution_id in list(pending):
+            try:
+                response = session.get(f"{gateway}/v1/executions/{execution_id}", timeout=10)
+            except requests.RequestException:
+                continue
+            if response.status_code == 200 and response.json().get("status") != "RUNNING":
+                ended[execution_id] = response.json()
+                del pending[execution_id]
+        if pending:
+            time.sleep(0.5)
+    wrong = []
+    for a in load.accepted:
+        doc = ended.get(a.execution_id)
+        if doc is None:
+            continue
+        output = doc.get("output") or {}
+        if doc.get("status") != "SUCCEEDED" or output.get("path") != expected_path:
+            wrong.append(f"{a.execution_id}: {doc}")
+        elif output.get("n") != a.index:
+            wrong.append(f"{a.execution_id}: input {a.index}, output {output}")
+    runs = Counter(
+        tuple(line.split()[:2]) for line in load.log.read_text().splitlines() if line.strip()
+    )
+    accepted_ids = {a.execution_id for a in load.accepted}
+    duplicated = sum(n - 1 for (execution, _), n in runs.items() if execution in accepted_ids)
+    return Outcome(
+        accepted=len(load.accepted),
+        completed=len(ended),
+        lost=sorted(pending),
+        wrong=wrong,
+        duplicated=duplicated,
+        last_finished_ms=max((int(d.get("finished_ms") or 0) for d in ended.values()), default=0),
+    )
