@@ -9,12 +9,14 @@
         cluster.up()                              # brings host-2 back, nothing else
         requests.get(f"{cluster.gateway_url}/health")
 
-Its own state dir (give each cluster its own) and its own ports: the defaults + 5000, so
-it can run beside the suite's cluster (defaults + 10000, ``conftest.TEST_PORTS``), the
-port test of ``test_cluster_lifecycle`` (31xxx) and ``make run`` (the defaults); the
-ports stay below the kernel's ephemeral range (32768+), which a client's outgoing
-connection could hold. Sandboxes are processes and Docker is off unless overridden
-(``sandbox={"backend": "docker"}, docker={"mode": "managed"}``).
+Its own state dir (give each cluster its own) and its own ports: the defaults + 5000
+(+ ``port_offset``: give each cluster that may run at the same time its own, like 100;
+``test_multihost`` takes 100), so it runs beside the suite's cluster (defaults + 10000,
+``conftest.TEST_PORTS``), the port test of ``test_cluster_lifecycle`` (31xxx) and
+``make run`` (the defaults); the ports stay below the kernel's ephemeral range (32768+),
+which a client's outgoing connection could hold. Sandboxes are processes and Docker is off
+unless overridden (``sandbox={"backend": "docker"}, docker={"mode": "managed"}``: tried,
+status lists and kill_host kills the containers' processes too).
 """
 
 from __future__ import annotations
@@ -41,10 +43,21 @@ MULTIHOST_PORTS: dict[str, dict[str, Any]] = {
 FAST = {"sandbox": {"backend": "process"}, "docker": {"mode": "off"}}
 
 
-def multihost_config(state_dir: Path, hosts: int = 2, **sections: dict[str, Any]) -> ClusterConfig:
+def multihost_config(
+    state_dir: Path, hosts: int = 2, port_offset: int = 0, **sections: dict[str, Any]
+) -> ClusterConfig:
     """The config of a test cluster of ``hosts`` hosts; ``sections`` override any key
-    (``kafka={"partitions": 8}``)."""
-    overrides: dict[str, dict[str, Any]] = {k: dict(v) for k, v in MULTIHOST_PORTS.items()}
+    (``kafka={"partitions": 8}``). ``port_offset`` shifts every port, for two such
+    clusters at once (for example 100)."""
+    overrides: dict[str, dict[str, Any]] = {
+        section: {
+            key: [p + port_offset for p in value]
+            if isinstance(value, list)
+            else value + port_offset
+            for key, value in ports.items()
+        }
+        for section, ports in MULTIHOST_PORTS.items()
+    }
     for section, values in {**FAST, **sections}.items():
         overrides.setdefault(section, {}).update(values)
     overrides.setdefault("cluster", {}).update(state_dir=str(state_dir), hosts=hosts)
@@ -91,11 +104,11 @@ class MultiHostCluster:
 
 @contextmanager
 def multihost_cluster(
-    state_dir: Path, hosts: int = 2, **overrides: dict[str, Any]
+    state_dir: Path, hosts: int = 2, port_offset: int = 0, **overrides: dict[str, Any]
 ) -> Iterator[MultiHostCluster]:
     """A running, all-healthy cluster of ``hosts`` hosts; stopped (network removed) on exit,
-    even when the body fails."""
-    cluster = MultiHostCluster(multihost_config(state_dir, hosts, **overrides))
+    even when the body fails. Arguments as for ``multihost_config``."""
+    cluster = MultiHostCluster(multihost_config(state_dir, hosts, port_offset, **overrides))
     try:
         cluster.up()
         yield cluster

@@ -33,7 +33,8 @@ def _state_dir() -> Path:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[MultiHostCluster]:
     started = time.monotonic()
-    with multihost_cluster(_state_dir(), hosts=2) as running:
+    # port_offset: not the ports of fault tests built on the same helper (offset 0)
+    with multihost_cluster(_state_dir(), hosts=2, port_offset=100) as running:
         print(f"sand up --hosts 2: all healthy in {time.monotonic() - started:.1f} s")
         yield running
 
