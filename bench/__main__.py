@@ -271,7 +271,8 @@ def main() -> int:
 def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     """The figures that move with the invocation path's cost, in a few minutes: the local
     hop and its floor (a plain Redis hop between two Python processes, same run), the
-    one-grain overhead through nginx, and the CPU of each process per call."""
+    one-grain overhead through nginx, and the CPU of each process per call; with backups
+    to the global bus on and off; and the hop through Kafka (a grain on another host)."""
     from bench.bus_latency import redis_floor
 
     results: dict[str, Any] = {}
@@ -297,18 +298,54 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
                  lambda: sand_series.cpu_per_invocation(
                      cluster, app, profile.hop_n, profile.gap_s),
                  results, failures)  # fmt: skip
+    # What the global bus costs (backups on above, off here; same run) and the hop through
+    # Kafka, the path of a grain on another host (decision 0011)
+    with cluster.deployed(sand_series.HOP_APP, backups=False) as app:
+        sand_series.warm_up(cluster, app, "one", 200)
+        step("hop without backups",
+             lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
+        step("overhead by clients without backups",
+             lambda: sand_series.overhead_by_clients(cluster, app, [1], profile.hop_n),
+             results, failures)  # fmt: skip
+        step("cpu per invocation without backups",
+             lambda: sand_series.cpu_per_invocation(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
+    with cluster.deployed(sand_series.HOP_APP, remote_grains=("second",)) as app:
+        sand_series.warm_up(cluster, app, "main", 20)
+        step("hop through kafka",
+             lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
     now = headline.figures(results)
     print("\n".join(headline.table(now, headline.previous())))
+    print(f"{'global bus (same run), ms':<32} {'p50':>8} {'p99':>8}")
+    for label, key in (
+        ("local hop, backups on", "hop"),
+        ("local hop, backups off", "hop_nobackup"),
+        ("one-grain overhead, backups on", "overhead"),
+        ("one-grain overhead, backups off", "overhead_nobackup"),
+        ("hop through kafka", "hop_kafka"),
+    ):
+        print(f"{label:<32} {now.get(key + '_p50_ms', float('nan')):>8.2f} "
+              f"{now.get(key + '_p99_ms', float('nan')):>8.2f}")  # fmt: skip
     fork = results.get("cpu per invocation") or {}
     reuse = results.get("cpu per invocation (reuse)") or {}
-    print(f"{'CPU ms per call':<32} {'fork per event':>15} {'reuse':>8}")
+    off = results.get("cpu per invocation without backups") or {}
+    print(f"{'CPU ms per call':<32} {'fork per event':>15} {'reuse':>8} {'no backups':>11}")
     for name in fork or reuse:
         label = "wall time" if name == "wall" else name
         print(f"{label:<32} {fork.get(name, float('nan')):>15.2f} "
-              f"{reuse.get(name, float('nan')):>8.2f}")  # fmt: skip
+              f"{reuse.get(name, float('nan')):>8.2f} "
+              f"{off.get(name, float('nan')):>11.2f}")  # fmt: skip
     out = ROOT / "build" / "bench-quick.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"figures": now, "cpu_ms_per_call": fork, "cpu_ms_per_call_reuse": reuse}
+    off = results.get("cpu per invocation without backups") or {}
+    doc = {
+        "figures": now,
+        "cpu_ms_per_call": fork,
+        "cpu_ms_per_call_reuse": reuse,
+        "cpu_ms_per_call_without_backups": off,
+    }
     out.write_text(json.dumps(doc, indent=1) + "\n")
     console.print(f"wrote {out} in {(time.monotonic() - started) / 60:.1f} min; failed: {failures}")
     return 1 if failures else 0

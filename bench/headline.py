@@ -29,7 +29,8 @@ def figures(r: dict[str, Any]) -> dict[str, float]:
     """The headline numbers of results ``r`` (a run of ``python -m bench``); absent
     series are left out. Figures of the reuse-mode series carry ``_reuse`` in their key."""
     out: dict[str, float] = {}
-    for mode, suffix in (("", ""), (" (reuse)", "_reuse")):
+    modes = (("", ""), (" (reuse)", "_reuse"), (" without backups", "_nobackup"))
+    for mode, suffix in modes:
         cpu = r.get(f"cpu per invocation{mode}") or {}
         if cpu:
             out[f"cpu{suffix}_ms_per_call"] = sum(v for k, v in cpu.items() if k != "wall")
@@ -45,6 +46,10 @@ def figures(r: dict[str, Any]) -> dict[str, float]:
         if points:
             within = [pt.achieved for pt in points if pt.p99 <= 20 and not pt.errors]
             out[f"throughput{suffix}_p99_20ms_per_s"] = max(within, default=0.0)
+    kafka = r.get("hop through kafka") or []
+    if kafka:
+        out["hop_kafka_p50_ms"] = _p(kafka, 0.5)
+        out["hop_kafka_p99_ms"] = _p(kafka, 0.99)
     floor = (r.get("bus latency") or {}).get("python redis") or []
     if floor:
         out["redis_floor_p50_ms"] = _p(floor, 0.5)

@@ -32,6 +32,7 @@ class Load:
     sleep_s: float = 0.05
     accepted: list[Accepted] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    refused_at: list[float] = field(default_factory=list)  # epoch seconds
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
 
@@ -43,6 +44,10 @@ class Load:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(30)
+
+    def _refuse(self, why: str) -> None:
+        self.refused.append(why)
+        self.refused_at.append(time.time())
 
     def _run(self) -> None:
         session = requests.Session()
@@ -61,9 +66,9 @@ class Load:
                     doc = response.json()
                     self.accepted.append(Accepted(doc["execution_id"], index, time.time()))
                 else:
-                    self.refused.append(f"{response.status_code} {response.text[:200]}")
+                    self._refuse(f"{response.status_code} {response.text[:200]}")
             except requests.RequestException as exc:
-                self.refused.append(f"no answer: {exc}")
+                self._refuse(f"no answer: {exc}")
             index += 1
             next_at += 1 / self.rate
             self._stop.wait(max(0.0, next_at - time.monotonic()))
@@ -76,21 +81,25 @@ class Outcome:
     lost: list[str]
     wrong: list[str]
     duplicated: int
-    last_finished_ms: int
+    # the last end of an execution accepted before the kill (epoch ms): its work was on the
+    # hosts when one died, so this is when recovery was over
+    last_recovered_ms: int
 
     def report(self, name: str, kill_at: float) -> str:
-        recovery = self.last_finished_ms / 1000 - kill_at
+        recovery = self.last_recovered_ms / 1000 - kill_at
         return (
             f"{name}: accepted {self.accepted}, completed {self.completed}, "
             f"lost {len(self.lost)}, wrong {len(self.wrong)}, duplicated grain runs "
-            f"{self.duplicated}, kill -> last result {recovery:.2f} s"
+            f"{self.duplicated}, kill -> last result of an execution accepted before it "
+            f"{recovery:.2f} s"
         )
 
 
 def await_all(
-    gateway: str, load: Load, expected_path: list[str], timeout_s: float = 90
+    gateway: str, load: Load, expected_path: list[str], kill_at: float, timeout_s: float = 90
 ) -> Outcome:
-    """Polls every accepted execution until it ended or ``timeout_s`` passed."""
+    """Polls every accepted execution until it ended or ``timeout_s`` passed; ``kill_at``
+    (epoch s) is when the first host was killed."""
     session = requests.Session()
     pending = {a.execution_id: a for a in load.accepted}
     ended: dict[str, dict[str, Any]] = {}
@@ -127,5 +136,12 @@ def await_all(
         lost=sorted(pending),
         wrong=wrong,
         duplicated=duplicated,
-        last_finished_ms=max((int(d.get("finished_ms") or 0) for d in ended.values()), default=0),
+        last_recovered_ms=max(
+            (
+                int(ended[a.execution_id].get("finished_ms") or 0)
+                for a in load.accepted
+                if a.at <= kill_at and a.execution_id in ended
+            ),
+            default=0,
+        ),
     )

@@ -69,7 +69,11 @@ class MultiHostCluster:
 
     def __init__(self, config: ClusterConfig) -> None:
         self.config = config
-        hooks = {"dockerd": lambda: ensure_base_image(config)}
+
+        def image() -> None:
+            ensure_base_image(config)
+
+        hooks = {"dockerd": image}
         self.supervisor = Supervisor(
             config,
             report=lambda line: print(f"[{config.state_dir.name}] {line}"),  # shown on failure

@@ -153,22 +153,16 @@ public final class GlobalBus implements AutoCloseable {
   private void run() {
     try {
       while (running) {
-        if (!resubscribe()) {
-          sleep(POLL.toMillis());
-          continue;
+        try {
+          step();
+        } catch (WakeupException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          // Redis or Kafka away, a rebalance in the way: nothing read is committed before it
+          // is handled, so going on loses nothing
+          LOG.atWarn().addKeyValue("error", e.toString()).log("global bus: retrying");
+          sleep(500);
         }
-        ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
-        RedisLocalBus bus = redis.get();
-        if (bus == null) {
-          rewind(records);
-          sleep(200);
-          continue;
-        }
-        for (ConsumerRecord<String, byte[]> record : records) {
-          read(bus, record);
-        }
-        recover(bus);
-        commit();
       }
     } catch (WakeupException e) {
       // close() asked us to stop
@@ -182,6 +176,25 @@ public final class GlobalBus implements AutoCloseable {
       }
       consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
     }
+  }
+
+  private void step() {
+    if (!resubscribe()) {
+      sleep(POLL.toMillis());
+      return;
+    }
+    ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
+    RedisLocalBus bus = redis.get();
+    if (bus == null) {
+      rewind(records);
+      sleep(200);
+      return;
+    }
+    for (ConsumerRecord<String, byte[]> record : records) {
+      read(bus, record);
+    }
+    recover(bus);
+    commit();
   }
 
   /** Follows deploys and undeploys: subscribes to the topics of the apps deployed here. */
@@ -324,13 +337,17 @@ public final class GlobalBus implements AutoCloseable {
           }
         });
     if (!offsets.isEmpty()) {
+      // the callback runs on this thread, inside a later poll
       consumer.commitAsync(
           offsets,
-          (done, error) -> {
-            if (error != null) {
-              LOG.atWarn().addKeyValue("error", error.toString()).log("commit failed");
-            }
-          });
+          (done, error) ->
+              offsets.forEach(
+                  (tp, offset) -> {
+                    PartitionFlags flags = partitions.get(tp);
+                    if (flags != null) {
+                      flags.committed(offset.offset(), error == null);
+                    }
+                  }));
     }
   }
 

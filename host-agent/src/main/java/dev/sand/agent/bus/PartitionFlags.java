@@ -54,6 +54,7 @@ final class PartitionFlags {
   private final long caughtUpAt;
   private long position;
   private long lastCommitted;
+  private long committing = -1;
 
   /**
    * @param position the offset reading starts from (the committed offset)
@@ -122,15 +123,26 @@ final class PartitionFlags {
   }
 
   /**
-   * The committable offset if it moved since the last call (and notes it as committed), else -1.
+   * The committable offset if it moved since the last commit and is not being committed now (it is
+   * then noted as being committed), else -1.
    */
   long toCommit() {
     long offset = committable();
-    if (offset == lastCommitted) {
+    if (offset == lastCommitted || offset == committing) {
       return -1;
     }
-    lastCommitted = offset;
+    committing = offset;
     return offset;
+  }
+
+  /** The outcome of committing {@code offset}: a refused commit is tried again later. */
+  void committed(long offset, boolean ok) {
+    if (ok) {
+      lastCommitted = Math.max(lastCommitted, offset);
+    }
+    if (committing == offset) {
+      committing = -1;
+    }
   }
 
   /**

@@ -24,6 +24,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -87,22 +88,15 @@ public final class ResultRecorder implements AutoCloseable {
     try {
       consumer.subscribe(List.of(Topics.RESULTS));
       while (running) {
-        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(500));
-        if (records.isEmpty()) {
-          continue;
-        }
-        List<ExecutionRecord> batch = new ArrayList<>();
-        for (ConsumerRecord<String, byte[]> record : records) {
-          toRecord(record.value()).ifPresent(batch::add);
-        }
-        if (store(batch)) {
-          consumer.commitSync();
-          recorded.addAndGet(batch.size());
-        } else {
-          for (TopicPartition tp : records.partitions()) {
-            consumer.seek(tp, records.records(tp).get(0).offset());
-          }
-          sleep(1000);
+        try {
+          recordOnce();
+        } catch (WakeupException e) {
+          throw e;
+        } catch (KafkaException e) {
+          // a rebalance refused the commit, or the broker is away: what was not committed
+          // is read again (by us or the partition's new owner) and recorded again, harmlessly
+          LOG.atWarn().addKeyValue("error", e.toString()).log("result recorder: retrying");
+          sleep(500);
         }
       }
     } catch (WakeupException e) {
@@ -111,6 +105,26 @@ public final class ResultRecorder implements AutoCloseable {
       LOG.atError().setCause(e).log("result recorder stopped");
     } finally {
       consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
+    }
+  }
+
+  private void recordOnce() {
+    ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(500));
+    if (records.isEmpty()) {
+      return;
+    }
+    List<ExecutionRecord> batch = new ArrayList<>();
+    for (ConsumerRecord<String, byte[]> record : records) {
+      toRecord(record.value()).ifPresent(batch::add);
+    }
+    if (store(batch)) {
+      consumer.commitSync();
+      recorded.addAndGet(batch.size());
+    } else {
+      for (TopicPartition tp : records.partitions()) {
+        consumer.seek(tp, records.records(tp).get(0).offset());
+      }
+      sleep(1000);
     }
   }
 

@@ -45,7 +45,19 @@ class PartitionFlagsTest {
     assertThat(flags.toCommit()).isEqualTo(-1);
     flags.read(6, event("e1", EventFlag.FINISHED), "h1", SELF, 0);
     assertThat(flags.toCommit()).isEqualTo(7);
+    assertThat(flags.toCommit()).isEqualTo(-1); // being committed
+    flags.committed(7, true);
     assertThat(flags.toCommit()).isEqualTo(-1);
+  }
+
+  /** A commit the broker refused (a rebalance) is tried again. */
+  @Test
+  void toCommit_refusedCommit_isTriedAgain() {
+    PartitionFlags flags = new PartitionFlags(0, 0);
+    flags.read(0, event("e1", EventFlag.FINISHED), "h1", SELF, 0);
+    assertThat(flags.toCommit()).isEqualTo(1);
+    flags.committed(1, false);
+    assertThat(flags.toCommit()).isEqualTo(1);
   }
 
   /** A FAILED flag ends an event like FINISHED. */

@@ -4,7 +4,7 @@ package dev.sand.bus.redis;
 public final class LocalBusException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  LocalBusException(String message, Throwable cause) {
+  public LocalBusException(String message, Throwable cause) {
     super(message, cause);
   }
 }

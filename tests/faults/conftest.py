@@ -1,0 +1,88 @@
+"""The fault tests' cluster: three hosts on this machine, each in its own network namespace
+(`sand up --hosts 3`), one Kafka and one Cassandra, two frontends behind nginx; the relay
+app deployed (process sandboxes) and running on every host. Started once for the directory
+(build/test-state-faults, ports + 5000 as in ``tests/integration/multihost.py``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from sand.client import SandClient
+
+from tests.faults.load import Load, Outcome, await_all
+from tests.integration.multihost import MultiHostCluster, multihost_cluster
+
+RELAY = Path(__file__).parent / "apps" / "relay"
+PATH = ["first", "second", "third"]
+HOSTS = ["host-1", "host-2", "host-3"]
+ROUNDS = int(os.environ.get("SAND_FAULT_ROUNDS", "1"))
+
+
+def _state_dir() -> Path:
+    default = Path(__file__).resolve().parents[2] / "build" / "test-state-faults"
+    return Path(os.environ.get("SAND_TEST_STATE_FAULTS", default))
+
+
+def _runs_app(cluster: MultiHostCluster, host: str, app: str) -> bool:
+    try:
+        answer = requests.get(f"{cluster.agent_url(host)}/v1/apps/{app}", timeout=5)
+    except (requests.RequestException, KeyError):
+        return False
+    return answer.status_code == 200 and str(answer.json().get("state", "")).startswith("running")
+
+
+def await_everywhere(cluster: MultiHostCluster, app: str = "relay", timeout_s: float = 120) -> None:
+    """Every host runs ``app`` (the agents bring it back from the deployment record)."""
+    deadline = time.monotonic() + timeout_s
+    missing = HOSTS
+    while time.monotonic() < deadline:
+        missing = [h for h in HOSTS if not _runs_app(cluster, h, app)]
+        if not missing:
+            return
+        time.sleep(1)
+    raise AssertionError(f"{app} not running on {missing} after {timeout_s} s")
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[MultiHostCluster]:
+    with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
+        SandClient(running.gateway_url).deploy(RELAY, backend="process")
+        await_everywhere(running)
+        yield running
+
+
+def run_with_faults(
+    cluster: MultiHostCluster,
+    tmp_path: Path,
+    name: str,
+    faults: list[tuple[float, Callable[[], None]]],
+    duration_s: float = 8,
+) -> tuple[Outcome, Load, list[float]]:
+    """About ``duration_s`` of asynchronous load through nginx; each fault runs at its time
+    (seconds after the start); then waits until every accepted execution ended, prints the
+    outcome and checks that nothing was lost and every output is right. Returns the outcome,
+    the load and when each fault started (epoch seconds)."""
+    log = tmp_path / f"{name.replace(' ', '-')}.runs"
+    log.touch()
+    log.chmod(0o666)
+    load = Load(cluster.gateway_url, "relay", log)
+    started = time.monotonic()
+    load.start()
+    fault_times: list[float] = []
+    for at, fault in faults:
+        time.sleep(max(0.0, at - (time.monotonic() - started)))
+        fault_times.append(time.time())
+        fault()
+    time.sleep(max(0.0, duration_s - (time.monotonic() - started)))
+    load.stop()
+    outcome = await_all(cluster.gateway_url, load, PATH, fault_times[0])
+    print(outcome.report(name, fault_times[0]), f"refused {len(load.refused)}")
+    assert outcome.accepted > 50, f"too little load: {load.refused[:5]}"
+    assert not outcome.lost, f"{len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
+    assert not outcome.wrong, outcome.wrong[:3]
+    return outcome, load, fault_times

@@ -1,0 +1,109 @@
+"""The shared parts fail under load (issue 10): the Kafka broker and Cassandra restarted, a
+frontend killed, the whole cluster stopped and started with executions in flight. Nothing
+accepted is lost; invocations through nginx go on while a frontend is gone; the applications
+come back after a restart without a redeploy."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import ROUNDS, await_everywhere, run_with_faults
+from tests.integration.multihost import MultiHostCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.faults]
+
+
+def _kill_service(cluster: MultiHostCluster, name: str) -> Callable[[], None]:
+    def kill() -> None:
+        pid = cluster.status().to_json()["services"][name]["pid"]
+        assert pid, f"{name} is not running"
+        os.kill(pid, signal.SIGKILL)
+
+    return kill
+
+
+def _restart_service(cluster: MultiHostCluster, name: str, down_s: float) -> Callable[[], None]:
+    def restart() -> None:
+        _kill_service(cluster, name)()
+        time.sleep(down_s)
+        cluster.up()
+
+    return restart
+
+
+@pytest.mark.timeout(400 * ROUNDS)
+def test_kafkaRestartedUnderLoad_nothingAcceptedIsLost(
+    cluster: MultiHostCluster, tmp_path: Path
+) -> None:
+    """The broker is killed and started again (the load runs on meanwhile: invocations that
+    cannot be backed up are refused with 503, never accepted and dropped)."""
+    for n in range(ROUNDS):
+        run_with_faults(
+            cluster,
+            tmp_path,
+            f"kafka restarted (round {n + 1})",
+            [(random.uniform(2, 4), _restart_service(cluster, "kafka", 1))],
+            duration_s=12,
+        )
+
+
+@pytest.mark.timeout(400 * ROUNDS)
+def test_cassandraRestartedUnderLoad_nothingAcceptedIsLost(
+    cluster: MultiHostCluster, tmp_path: Path
+) -> None:
+    """Cassandra is killed and started again: results are recorded once it is back."""
+    for n in range(ROUNDS):
+        run_with_faults(
+            cluster,
+            tmp_path,
+            f"cassandra restarted (round {n + 1})",
+            [(random.uniform(2, 4), _restart_service(cluster, "cassandra", 1))],
+            duration_s=12,
+        )
+
+
+@pytest.mark.timeout(300 * ROUNDS)
+def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
+    cluster: MultiHostCluster, tmp_path: Path
+) -> None:
+    for n in range(ROUNDS):
+        victim = random.choice(["frontend-1", "frontend-2"])
+        _, load, killed_at = run_with_faults(
+            cluster,
+            tmp_path,
+            f"{victim} killed (round {n + 1})",
+            [(random.uniform(2, 4), _kill_service(cluster, victim))],
+        )
+        # A call the dead frontend had already taken is answered 502 by nginx (a POST is not
+        # sent twice); every later call goes to the other frontend.
+        late = [
+            why
+            for why, at in zip(load.refused, load.refused_at, strict=True)
+            if at > killed_at[0] + 1
+        ]
+        assert not late, late[:3]
+        assert len(load.refused) <= 2, load.refused
+        cluster.up()
+
+
+@pytest.mark.timeout(600)
+def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
+    cluster: MultiHostCluster, tmp_path: Path
+) -> None:
+    """`sand down` while executions are in flight, then `sand up`: the relay app runs again
+    on every host (from the deployment record), and every execution accepted before the
+    stop ends (replayed from the global bus)."""
+
+    def stop_and_start() -> None:
+        cluster.down()
+        cluster.up()
+        await_everywhere(cluster)
+
+    run_with_faults(cluster, tmp_path, "whole cluster stopped and started", [(4, stop_and_start)])
