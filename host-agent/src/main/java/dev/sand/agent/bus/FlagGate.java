@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Records other than final flags go out at once; a final flag waits only for the records sent
  * before it, never for later ones. A send the broker refused is sent again half a second later (it
  * stays pending), so a broker that is away holds the flags back and loses nothing. Thread-safe:
- * sends come from the agent-queue thread, acknowledgements from the producer's thread.
+ * sends come from the agent-queue thread, acknowledgements from the producer's thread; released
+ * flags and resends are sent from a thread of the gate's own.
  */
 final class FlagGate implements AutoCloseable {
   private static final long RESEND_DELAY_MS = 500;
@@ -36,7 +37,7 @@ final class FlagGate implements AutoCloseable {
   private final ScheduledExecutorService resends =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
-            Thread t = new Thread(r, "backup-resend");
+            Thread t = new Thread(r, "backup-flags");
             t.setDaemon(true);
             return t;
           });
@@ -112,8 +113,17 @@ final class FlagGate implements AutoCloseable {
         ready.add(held.pollFirst().record());
       }
     }
-    // outside the lock: a send may block briefly when the producer's buffer is full
-    ready.forEach(r -> track(0, r));
+    if (ready.isEmpty()) {
+      return;
+    }
+    // Never from this thread: acknowledgements arrive on the producer's own I/O thread, and a
+    // send may wait there for metadata that only that thread can fetch (a deadlock until
+    // max.block.ms, for every flag released).
+    try {
+      resends.execute(() -> ready.forEach(r -> track(0, r)));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // closing: the agent stops
+    }
   }
 
   @Override

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 class FlagGateTest {
   /** A sender that records sends and lets the test acknowledge or refuse them. */
-  private static final class Broker implements FlagGate.Sender {
+  private static class Broker implements FlagGate.Sender {
     final List<String> sent = new ArrayList<>();
     final List<Consumer<Exception>> acks = new ArrayList<>();
 
@@ -20,12 +20,55 @@ class FlagGateTest {
     }
 
     void ack(int i) {
-      acks.get(i).accept(null);
+      Consumer<Exception> ack;
+      synchronized (this) {
+        ack = acks.get(i);
+      }
+      ack.accept(null);
+    }
+
+    synchronized int size() {
+      return sent.size();
+    }
+  }
+
+  /** Released flags go out from the gate's own thread: wait (up to 5 s) for them. */
+  private static void awaitSent(Broker broker, int count) {
+    long deadline = System.currentTimeMillis() + 5000;
+    while (broker.size() < count && System.currentTimeMillis() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
     }
   }
 
   private static FlagGate.Outgoing record(String name) {
     return new FlagGate.Outgoing(name, "x", new byte[0]);
+  }
+
+  /** A flag released by an acknowledgement is not sent from the acknowledging thread. */
+  @Test
+  void releasedFlag_isSentFromTheGatesThread() {
+    List<String> threads = new ArrayList<>();
+    Broker broker =
+        new Broker() {
+          @Override
+          public synchronized void send(FlagGate.Outgoing record, Consumer<Exception> onDone) {
+            threads.add(Thread.currentThread().getName());
+            super.send(record, onDone);
+          }
+        };
+    try (FlagGate gate = new FlagGate(broker)) {
+      gate.send(record("b-processing"));
+      gate.sendFinal(record("a-finished"));
+      broker.ack(0);
+      awaitSent(broker, 2);
+      assertThat(threads).hasSize(2);
+      assertThat(threads.get(1)).isNotEqualTo(Thread.currentThread().getName());
+    }
   }
 
   /** A final flag waits for the records sent before it, then goes. */
@@ -42,6 +85,7 @@ class FlagGateTest {
       assertThat(broker.sent).hasSize(2);
       broker.ack(0);
 
+      awaitSent(broker, 3);
       assertThat(broker.sent).containsExactly("b-processing", "c-processing", "a-finished");
       assertThat(gate.waiting()).isZero();
     }
@@ -58,6 +102,7 @@ class FlagGateTest {
 
       broker.ack(0);
 
+      awaitSent(broker, 3);
       assertThat(broker.sent).containsExactly("b-processing", "d-processing", "a-finished");
       assertThat(gate.waiting()).isEqualTo(1); // d is not acknowledged yet
     }
@@ -82,14 +127,12 @@ class FlagGateTest {
       gate.sendFinal(record("a-finished"));
       broker.acks.get(0).accept(new RuntimeException("broker away"));
       assertThat(gate.resent()).isEqualTo(1);
-      long deadline = System.currentTimeMillis() + 5000;
-      while (broker.sent.size() < 2 && System.currentTimeMillis() < deadline) {
-        Thread.sleep(20);
-      }
+      awaitSent(broker, 2);
       assertThat(broker.sent).containsExactly("b-processing", "b-processing");
 
       broker.ack(1);
 
+      awaitSent(broker, 3);
       assertThat(broker.sent).containsExactly("b-processing", "b-processing", "a-finished");
     }
   }
