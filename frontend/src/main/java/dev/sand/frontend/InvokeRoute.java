@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
@@ -108,7 +109,7 @@ final class InvokeRoute {
     String id = invocation.executionId();
     CompletableFuture<ResultDocument> result =
         invocation.sync() ? pending.register(id, timeout) : null;
-    CompletableFuture<Void> backedUp = null;
+    Supplier<CompletableFuture<Void>> backedUp = null;
     // a host that died since its catalog answered fails the submit at once: the next host
     // that runs the app takes the invocation
     for (int tries = 1; backedUp == null; tries++) {
@@ -155,7 +156,7 @@ final class InvokeRoute {
     }
     // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
     request.addIdleTimeoutListener(idle -> false);
-    CompletableFuture<Void> backup = backedUp;
+    Supplier<CompletableFuture<Void>> backup = backedUp;
     result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
   }
 
@@ -166,11 +167,12 @@ final class InvokeRoute {
   private static void answer(
       String id,
       ResultDocument doc,
-      CompletableFuture<Void> backedUp,
+      Supplier<CompletableFuture<Void>> backedUp,
       Response response,
       Callback callback) {
     if (doc == null) {
       backedUp
+          .get()
           .orTimeout(10, TimeUnit.SECONDS)
           .whenComplete(
               (ok, error) -> {

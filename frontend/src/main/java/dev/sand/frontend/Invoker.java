@@ -18,6 +18,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Puts invocations on the local bus (decision 0004): the RUNNING status document, the host agent's
@@ -43,7 +44,8 @@ final class Invoker {
   private final String frontendId;
   private final Clock clock;
   private final KafkaEntry kafka;
-  private static final CompletableFuture<Void> DONE = CompletableFuture.completedFuture(null);
+  private static final Supplier<CompletableFuture<Void>> DONE =
+      () -> CompletableFuture.completedFuture(null);
   // the incarnation stamped when the host's agent has not written its own yet: an unknown host,
   // whose work the global bus replays only if it stays unfinished for a while
   private static final String NO_AGENT = "none";
@@ -67,16 +69,17 @@ final class Invoker {
 
   /**
    * Queues {@code invocation} and backs it up on the global bus (decision 0011). An asynchronous
-   * invocation is queued only once the broker holds its backup, so that 202 means "will run, even
-   * if this host dies". A synchronous one is queued at once and backed up in parallel: the returned
-   * future completes when the backup is held (a caller answered with the result needs no backup; a
-   * caller answered 202 RUNNING after its timeout does).
+   * invocation is queued only once the broker holds its backup (published here), so that 202 means
+   * "will run, even if this host dies". A synchronous one is queued at once and its backup goes
+   * with the host agent's other backups (batched, off the path); the returned supplier publishes it
+   * from here when asked — for a caller about to be told 202 RUNNING after its timeout, which must
+   * not be told so before the broker holds it.
    *
    * @throws dev.sand.bus.redis.LocalBusException when Redis refuses or is unreachable
    * @throws KafkaEntry.EntryException when an asynchronous invocation's backup, or an invocation
    *     through Kafka, is not acknowledged (nothing was queued)
    */
-  CompletableFuture<Void> submit(Invocation invocation) {
+  Supplier<CompletableFuture<Void>> submit(Invocation invocation) {
     long now = clock.millis();
     EventMessage event = event(invocation, now);
     String topic = Topics.grain(invocation.app(), invocation.entryGrain());
@@ -92,19 +95,19 @@ final class Invoker {
       return DONE;
     }
     byte[] record = EventCodec.encode(backup);
+    if (invocation.sync()) {
+      String incarnation = queue(invocation, event, backup, now);
+      return () -> kafka.send(topic, invocation.executionId(), record, incarnation);
+    }
+    String incarnation =
+        bus.get(Keys.incarnation())
+            .map(b -> new String(b, StandardCharsets.UTF_8))
+            .orElse(NO_AGENT);
+    kafka.publish(topic, invocation.executionId(), record, incarnation);
     // the agent tracks the copy (a dead sandbox's work is replayed from it) without publishing it
     backup.putToHeaders(Topics.BACKED_UP_HEADER, "1");
-    if (!invocation.sync()) {
-      String incarnation =
-          bus.get(Keys.incarnation())
-              .map(b -> new String(b, StandardCharsets.UTF_8))
-              .orElse(NO_AGENT);
-      kafka.publish(topic, invocation.executionId(), record, incarnation);
-      queue(invocation, event, backup, now);
-      return DONE;
-    }
-    String incarnation = queue(invocation, event, backup, now);
-    return kafka.send(topic, invocation.executionId(), record, incarnation);
+    queue(invocation, event, backup, now);
+    return DONE;
   }
 
   /**
