@@ -51,8 +51,15 @@ def await_everywhere(cluster: MultiHostCluster, app: str = "relay", timeout_s: f
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[MultiHostCluster]:
     with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
-        SandClient(running.gateway_url).deploy(RELAY, backend="process")
+        client = SandClient(running.gateway_url)
+        client.deploy(RELAY, backend="process")
         await_everywhere(running)
+        # a fresh stack is slow at first (JIT, topic metadata): warm it, so that the first
+        # scenario's load is a steady one
+        log = _state_dir().parent / "faults-warm-up.runs"
+        log.write_text("")
+        for n in range(40):
+            client.invoke("relay", {"n": n, "log": str(log), "sleep_s": 0})
         yield running
 
 

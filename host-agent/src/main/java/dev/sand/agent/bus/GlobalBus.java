@@ -21,19 +21,14 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -78,6 +73,7 @@ public final class GlobalBus implements AutoCloseable {
   private final Host host;
   private final Executions executions;
   private final BiConsumer<String, String> note;
+  private final ConsumerLoop loop;
   private final KafkaConsumer<String, byte[]> consumer;
   private final Map<TopicPartition, PartitionFlags> partitions = new HashMap<>();
   private final Membership membership;
@@ -85,11 +81,9 @@ public final class GlobalBus implements AutoCloseable {
   private final AtomicLong delivered = new AtomicLong();
   private final AtomicLong replayed = new AtomicLong();
   private final AtomicLong unfinished = new AtomicLong();
-  private final Thread thread;
   private Set<String> subscribed = Set.of();
   private boolean membershipChanged;
   private long lastRefreshMs;
-  private volatile boolean running = true;
 
   /**
    * @param incarnation this run of the agent (its PROCESSING records carry it)
@@ -112,33 +106,29 @@ public final class GlobalBus implements AutoCloseable {
     this.executions = executions;
     this.note = note;
     this.membership = new Membership(incarnation);
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, Topics.HOSTS_GROUP);
-    props.put(ConsumerConfig.CLIENT_ID_CONFIG, Membership.clientId(hostId, incarnation));
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    Properties tuning = new Properties();
     // Kafka's default (500 ms), on purpose: the broker answers a waiting fetch as soon as a
     // record arrives, so the wait is not added to hops through Kafka, while every empty fetch
     // costs CPU (decision 0010).
-    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
+    tuning.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
     // Group membership is the failure detector: a dead host's partitions and work move after
-    // this (the broker's group.min.session.timeout.ms is lowered to allow it).
-    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 3000);
-    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
-    // healthy hosts keep their partitions while a dead host's move
-    props.put(
-        ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
-        CooperativeStickyAssignor.class.getName());
-    this.consumer =
-        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
-    this.thread = new Thread(this::run, "global-bus");
-    thread.setDaemon(true);
+    // the session timeout (the broker's group.min.session.timeout.ms is lowered to allow it).
+    this.loop =
+        new ConsumerLoop(
+            config,
+            new ConsumerLoop.Settings(
+                Topics.HOSTS_GROUP,
+                Membership.clientId(hostId, incarnation),
+                Duration.ofSeconds(3),
+                Duration.ofMillis(500)),
+            tuning,
+            "global-bus");
+    this.consumer = loop.consumer();
   }
 
   /** Starts consuming. */
   public void start() {
-    thread.start();
+    loop.start(this::step, this::commit);
   }
 
   /** Counters for {@code /health}. */
@@ -150,44 +140,16 @@ public final class GlobalBus implements AutoCloseable {
         "partitions", (long) partitions.size());
   }
 
-  private void run() {
-    try {
-      while (running) {
-        try {
-          step();
-        } catch (WakeupException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          // Redis or Kafka away, a rebalance in the way: nothing read is committed before it
-          // is handled, so going on loses nothing
-          LOG.atWarn().addKeyValue("error", e.toString()).log("global bus: retrying");
-          sleep(500);
-        }
-      }
-    } catch (WakeupException e) {
-      // close() asked us to stop
-    } catch (RuntimeException e) {
-      LOG.atError().setCause(e).log("global bus stopped");
-    } finally {
-      try {
-        commit();
-      } catch (RuntimeException e) {
-        LOG.atWarn().addKeyValue("error", e.toString()).log("last commit failed");
-      }
-      consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
-    }
-  }
-
   private void step() {
     if (!resubscribe()) {
-      sleep(POLL.toMillis());
+      ConsumerLoop.sleep(POLL.toMillis());
       return;
     }
     ConsumerRecords<String, byte[]> records = consumer.poll(POLL);
     RedisLocalBus bus = redis.get();
     if (bus == null) {
       rewind(records);
-      sleep(200);
+      ConsumerLoop.sleep(200);
       return;
     }
     for (ConsumerRecord<String, byte[]> record : records) {
@@ -404,14 +366,6 @@ public final class GlobalBus implements AutoCloseable {
     return System.nanoTime() / 1_000_000;
   }
 
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   /** The grain topics of {@code grainsByApp}. */
   public static Set<String> topicsOf(Map<String, List<String>> grainsByApp) {
     Set<String> topics = new java.util.TreeSet<>();
@@ -421,12 +375,6 @@ public final class GlobalBus implements AutoCloseable {
 
   @Override
   public void close() {
-    running = false;
-    consumer.wakeup();
-    try {
-      thread.join(3000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    loop.close();
   }
 }

@@ -18,17 +18,11 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.CooperativeStickyAssignor;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,73 +33,44 @@ import org.slf4j.LoggerFactory;
  * that produced it died right after (Redis keeps a result for an hour; Cassandra keeps it).
  *
  * <p>Batches are what one poll returns (Kafka gathers up to {@code fetch.max.wait.ms}): Cassandra's
- * CPU is per request more than per row. One thread; {@link #close} stops it.
+ * CPU is per request more than per row. A rebalance that refuses a commit leaves the batch to be
+ * read and recorded again (an upsert). One thread; {@link #close} stops it.
  */
 public final class ResultRecorder implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ResultRecorder.class);
   private static final long STORE_TIMEOUT_MS = 10_000;
 
+  private final ConsumerLoop loop;
   private final KafkaConsumer<String, byte[]> consumer;
   private final Supplier<CassandraStore> cassandra;
   private final AtomicLong recorded = new AtomicLong();
   private final AtomicLong recordErrors = new AtomicLong();
-  private final Thread thread;
-  private volatile boolean running = true;
 
   public ResultRecorder(KafkaConfig config, String clientId, Supplier<CassandraStore> cassandra) {
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, Topics.RESULTS_GROUP);
-    props.put(ConsumerConfig.CLIENT_ID_CONFIG, clientId);
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+    Properties tuning = new Properties();
     // records are off every path: wait for a fuller fetch, and spend less CPU on empty ones
-    props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 250);
-    props.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 16 * 1024);
-    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6000);
-    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1000);
-    props.put(
-        ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
-        CooperativeStickyAssignor.class.getName());
-    this.consumer =
-        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    tuning.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 250);
+    tuning.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 16 * 1024);
+    this.loop =
+        new ConsumerLoop(
+            config,
+            new ConsumerLoop.Settings(
+                Topics.RESULTS_GROUP, clientId, Duration.ofSeconds(6), Duration.ofSeconds(1)),
+            tuning,
+            "result-recorder");
+    this.consumer = loop.consumer();
     this.cassandra = cassandra;
-    this.thread = new Thread(this::run, "result-recorder");
-    thread.setDaemon(true);
   }
 
   /** Starts consuming. */
   public void start() {
-    thread.start();
+    consumer.subscribe(List.of(Topics.RESULTS));
+    loop.start(this::recordOnce, () -> {});
   }
 
   /** Counters for {@code /health}. */
   public Map<String, Long> counters() {
     return Map.of("recorded", recorded.get(), "record_errors", recordErrors.get());
-  }
-
-  private void run() {
-    try {
-      consumer.subscribe(List.of(Topics.RESULTS));
-      while (running) {
-        try {
-          recordOnce();
-        } catch (WakeupException e) {
-          throw e;
-        } catch (KafkaException e) {
-          // a rebalance refused the commit, or the broker is away: what was not committed
-          // is read again (by us or the partition's new owner) and recorded again, harmlessly
-          LOG.atWarn().addKeyValue("error", e.toString()).log("result recorder: retrying");
-          sleep(500);
-        }
-      }
-    } catch (WakeupException e) {
-      // close() asked us to stop
-    } catch (RuntimeException e) {
-      LOG.atError().setCause(e).log("result recorder stopped");
-    } finally {
-      consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
-    }
   }
 
   private void recordOnce() {
@@ -124,7 +89,7 @@ public final class ResultRecorder implements AutoCloseable {
       for (TopicPartition tp : records.partitions()) {
         consumer.seek(tp, records.records(tp).get(0).offset());
       }
-      sleep(1000);
+      ConsumerLoop.sleep(1000);
     }
   }
 
@@ -201,22 +166,8 @@ public final class ResultRecorder implements AutoCloseable {
             Instant.ofEpochMilli(event.getCreated_ms())));
   }
 
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   @Override
   public void close() {
-    running = false;
-    consumer.wakeup();
-    try {
-      thread.join(3000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    loop.close();
   }
 }
