@@ -84,15 +84,14 @@ def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
             f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 4), _kill_service(cluster, victim))],
         )
-        # A call the dead frontend had already taken is answered 502 by nginx (a POST is not
-        # sent twice); every later call goes to the other frontend.
-        late = [
-            why
-            for why, at in zip(load.refused, load.refused_at, strict=True)
-            if at > killed_at[0] + 1
-        ]
-        assert not late, late[:3]
-        assert len(load.refused) <= 2, load.refused
+        # nginx sends every new call to the other frontend. A call the dead one had already
+        # taken, or one nginx sent on a kept-alive connection to it before noticing, is
+        # answered 502 (a POST is never sent twice: it may have been received): a few, and
+        # only those.
+        assert all(why.startswith("502") for why in load.refused), load.refused[:3]
+        assert len(load.refused) <= 5, load.refused
+        after = [a for a in load.accepted if a.at > killed_at[0] + 1]
+        assert len(after) >= 40, f"only {len(after)} calls accepted after the kill"
         cluster.up()
 
 
