@@ -33,7 +33,7 @@ final class Invoker {
   private static final byte[] SCRIPT =
       """
       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-      redis.call('LPUSH', KEYS[2], ARGV[3])
+      if ARGV[3] ~= '' then redis.call('LPUSH', KEYS[2], ARGV[3]) end
       redis.call('LPUSH', KEYS[3], ARGV[4])
       return redis.call('GET', KEYS[4])
       """
@@ -91,7 +91,9 @@ final class Invoker {
     }
     EventMessage backup = event.deepCopy().setFlag(EventFlag.PROCESSING);
     if (!invocation.backups()) {
-      queue(invocation, event, backup, now);
+      // no copy for the agent either: nothing would ever mark it finished, and another run
+      // of the agent would take it for lost work and run it again
+      queue(invocation, event, null, now);
       return DONE;
     }
     byte[] record = EventCodec.encode(backup);
@@ -111,8 +113,8 @@ final class Invoker {
   }
 
   /**
-   * Runs the script: status, agent copy, event. Returns the incarnation of the host agent of this
-   * local bus ({@link #NO_AGENT} when none wrote it).
+   * Runs the script: status, agent copy (none when {@code copy} is null), event. Returns the
+   * incarnation of the host agent of this local bus ({@link #NO_AGENT} when none wrote it).
    */
   private String queue(Invocation invocation, EventMessage event, EventMessage copy, long now) {
     byte[][] keys = {
@@ -124,7 +126,7 @@ final class Invoker {
     byte[][] values = {
       running(invocation, now),
       bytes(Long.toString(ResultDocument.TTL.toMillis())),
-      EventCodec.encode(copy),
+      copy == null ? new byte[0] : EventCodec.encode(copy),
       EventCodec.encode(event)
     };
     byte[] incarnation =

@@ -355,21 +355,56 @@ class FrontendTest {
     assertThat(json(finished).get("output").asInt()).isEqualTo(3);
   }
 
-  /** The host agent's copy (flag PROCESSING) of the INVOKE event lands on its queue. */
+  /**
+   * With backups on, a synchronous call puts the host agent's copy (flag PROCESSING) of the INVOKE
+   * event on its queue, before the event (the agent publishes it with its other backups).
+   */
   @Test
-  void invoke_pushesProcessingCopyToAgentQueue() throws Exception {
+  void invoke_withBackups_pushesProcessingCopyToAgentQueue() throws Exception {
+    start();
+    bus.set(
+        Keys.app("backed"),
+        APP_DOC
+            .replace("\"hello\"", "\"backed\"")
+            .replace("\"backups\": false", "\"backups\": true")
+            .getBytes(StandardCharsets.UTF_8),
+        null);
+
+    var call =
+        http.sendAsync(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:"
+                            + frontend.port()
+                            + "/v1/apps/backed/invoke?timeout_s=5"))
+                .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    EventMessage copy = take(Keys.agent(HOST));
+    assertThat(copy.getFlag()).isEqualTo(EventFlag.PROCESSING);
+    assertThat(copy.getKind()).isEqualTo(EventKind.INVOKE);
+    EventMessage queued = take(Keys.grain("backed", "upper"));
+    assertThat(queued.getEvent_id()).isEqualTo(copy.getEvent_id());
+    assertThat(new String(queued.getPayload(), StandardCharsets.UTF_8)).isEqualTo("{}");
+    call.cancel(true);
+  }
+
+  /**
+   * With backups off, nothing goes to the agent's queue: no FINISHED flag would ever follow a copy,
+   * and another run of the agent would take it for lost work.
+   */
+  @Test
+  void invoke_withoutBackups_pushesNoCopy() throws Exception {
     start();
 
     String id =
         json(send("POST", "/v1/apps/hello/invoke?mode=async", "")).get("execution_id").asText();
 
-    EventMessage copy = take(Keys.agent(HOST));
-    assertThat(copy.getFlag()).isEqualTo(EventFlag.PROCESSING);
-    assertThat(copy.getKind()).isEqualTo(EventKind.INVOKE);
-    assertThat(copy.getExecution_id()).isEqualTo(id);
     EventMessage queued = take(Keys.grain("hello", "upper"));
-    assertThat(queued.getEvent_id()).isEqualTo(copy.getEvent_id());
-    assertThat(new String(queued.getPayload(), StandardCharsets.UTF_8)).isEqualTo("{}");
+    assertThat(queued.getExecution_id()).isEqualTo(id);
+    long copies = bus.call("LLEN", c -> c.llen(Keys.agent(HOST).getBytes(StandardCharsets.UTF_8)));
+    assertThat(copies).isZero();
   }
 
   /** An application that is not deployed (or an invalid name) answers 404 naming it. */
