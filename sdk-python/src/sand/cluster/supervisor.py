@@ -422,6 +422,10 @@ def _stop_group(pid: int, timeout_s: float) -> None:
     try:
         members = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
     except psutil.Error:
+        # The leader is gone, but members of its group may not be (an nginx worker whose
+        # master was killed outlives it, holding the port): the group id still names them.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
         return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGTERM)
