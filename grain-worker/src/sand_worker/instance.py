@@ -12,14 +12,14 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import redis
 from sand import keys
 from sand.app import AppSpec
-from sand.contracts import RESULT_TTL_S, ExecutionStatus, result_document
+from sand.contracts import HEADER_PRODUCED, RESULT_TTL_S, ExecutionStatus, result_document
 from sand.data import DataStore, Scope
 from sand.data.redis import RedisDataStore
 from sand.grain.result import GrainResult, Invocation
@@ -48,6 +48,33 @@ log = logging.getLogger("sand.worker")
 # TASK events carry the engine's TaskCall fields the Thrift struct has no slot for.
 CONTEXT_HEADER = "context"
 TIMEOUT_HEADER = "timeout_s"
+
+
+@dataclass(slots=True)
+class Outbox:
+    """What one event's handling writes to the local bus, sent in one pipeline.
+
+    The records for the host agent go first, in one LPUSH: Redis runs it atomically, so they
+    reach the agent queue together and in order, nobody else's records between them. A
+    FINISHED copy at the end names how many came before it (``HEADER_PRODUCED``): the agent
+    holds the flag back until exactly those are on the global bus. Going first also puts an
+    event's backup there before the event is on a grain queue (before any instance can take
+    it and finish it)."""
+
+    agent: list[bytes] = field(default_factory=list)
+    rest: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+
+    def later(self, command: str, *args: Any, **kwargs: Any) -> None:
+        """A Redis command to run after the agent's records (``pipe.<command>(*args)``)."""
+        self.rest.append((command, args, kwargs))
+
+    def send(self, client: redis.Redis, agent_key: str) -> None:
+        pipe = client.pipeline(transaction=False)
+        if self.agent:
+            pipe.lpush(agent_key, *self.agent)
+        for command, args, kwargs in self.rest:
+            getattr(pipe, command)(*args, **kwargs)
+        pipe.execute()
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +125,7 @@ class EventHandler:
             message.created_ms,
         )
         engine = self._engine(message)
-        pipe = self._client.pipeline(transaction=False)
+        out = Outbox()
         result: GrainResult | None = None
         if message.kind == EventKind.TASK:
             call = TaskCall(
@@ -128,12 +155,12 @@ class EventHandler:
                 rest = [a for a in actions if a is not inline]
                 actions, result = self._run(engine, inline, message, on_task)
                 actions = rest + actions
-        self._dispatch(actions, message, pipe)
-        self._finished(message, pipe)
-        pipe.execute()
+        self._dispatch(actions, message, out)
+        self._finished(message, out)
+        out.send(self._client, keys.agent_key(self._config.host_id))
         return result
 
-    def _finished(self, message: EventMessage, pipe: Any) -> None:
+    def _finished(self, message: EventMessage, out: Outbox) -> None:
         """The FINISHED copy of the event this instance consumed, pushed after everything it
         produced: the agent sends it to the global bus only once those are safe there."""
         if not self._config.backup:
@@ -147,8 +174,9 @@ class EventHandler:
             created_ms=now_ms(),
             host=self._config.host_id,
             target_grain=message.target_grain,
+            headers={HEADER_PRODUCED: str(len(out.agent))},
         )
-        pipe.lpush(keys.agent_key(self._config.host_id), encode(finished))
+        out.agent.append(encode(finished))
 
     def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
         """Report a task whose process died (timeout kill, signal, exit) to the engine."""
@@ -160,11 +188,11 @@ class EventHandler:
             actions = engine.task_failed(
                 token, result.error or "States.TaskFailed", result.cause or ""
             )
-        pipe = self._client.pipeline(transaction=False)
-        self._dispatch(actions, message, pipe)
+        out = Outbox()
+        self._dispatch(actions, message, out)
         # the event was handled: its failure went through the workflow (Retry, Catch, or the end)
-        self._finished(message, pipe)
-        pipe.execute()
+        self._finished(message, out)
+        out.send(self._client, keys.agent_key(self._config.host_id))
 
     def _engine(self, message: EventMessage) -> Engine:
         engine = self._engines.get(message.workflow)
@@ -212,8 +240,7 @@ class EventHandler:
         )
         return actions, result
 
-    def _dispatch(self, actions: list[Action], source: EventMessage, pipe: Any) -> None:
-        agent = keys.agent_key(self._config.host_id)
+    def _dispatch(self, actions: list[Action], source: EventMessage, out: Outbox) -> None:
         for action in actions:
             if isinstance(action, TaskCall):
                 event = new_event(
@@ -235,14 +262,13 @@ class EventHandler:
                     # A cross-host hop: the agent publishes the event (flag QUEUED) to the
                     # grain's topic; the host that owns the partition takes it from there
                     # and writes the PROCESSING copy.
-                    pipe.lpush(agent, encoded)
+                    out.agent.append(encoded)
                     continue
                 if self._config.backup:
-                    # The backup goes first, so the agent knows of the event before any
-                    # instance can take it (and before its FINISHED copy can exist).
                     event.flag = EventFlag.PROCESSING
-                    pipe.lpush(agent, encode(event))
-                pipe.lpush(keys.queue_key(self._config.app, action.grain), encoded)
+                    out.agent.append(encode(event))
+                queue = keys.queue_key(self._config.app, action.grain)
+                out.later("lpush", queue, encoded)
             elif isinstance(action, TimerCall):
                 due_ms = now_ms() + int(action.delay_s * 1000)
                 timer = new_event(
@@ -254,16 +280,16 @@ class EventHandler:
                     host=self._config.host_id,
                     deadline_ms=due_ms,
                 )
-                pipe.zadd(keys.timers_key(), {encode(timer): due_ms})
+                out.later("zadd", keys.timers_key(), {encode(timer): due_ms})
                 if self._config.backup:
                     # a timer is work in progress too: if this host dies before it fires,
                     # the global bus puts it back on another host's timers
                     timer.flag = EventFlag.PROCESSING
-                    pipe.lpush(agent, encode(timer))
+                    out.agent.append(encode(timer))
             else:
-                self._finish(action, source, pipe)
+                self._finish(action, source, out)
 
-    def _finish(self, action: Finished | Failed, source: EventMessage, pipe: Any) -> None:
+    def _finish(self, action: Finished | Failed, source: EventMessage, out: Outbox) -> None:
         trace = self._trace.document() if self._trace is not None else None
         common = {
             "execution_id": source.execution_id,
@@ -293,10 +319,10 @@ class EventHandler:
             cause=document.get("cause", ""),
         )
         encoded = encode(result)
-        pipe.set(keys.result_key(source.execution_id), body, ex=RESULT_TTL_S)
+        out.later("set", keys.result_key(source.execution_id), body, ex=RESULT_TTL_S)
         if source.reply_to:
-            pipe.lpush(keys.reply_key(source.reply_to), encoded)
-        pipe.lpush(keys.agent_key(self._config.host_id), encoded)
+            out.later("lpush", keys.reply_key(source.reply_to), encoded)
+        out.agent.append(encoded)
 
 
 def _float(raw: str | None) -> float | None:

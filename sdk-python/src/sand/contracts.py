@@ -29,6 +29,8 @@ EXECUTION_ID: Final = re.compile(_c.NAME_EXECUTION)
 RESULT_TTL_S: Final[int] = _c.RESULT_TTL_S
 READY_TTL_S: Final[int] = _c.READY_TTL_S
 GROUP_TTL_S: Final[int] = _c.GROUP_TTL_S
+# on a grain instance's FINISHED copy: how many agent-queue records it pushed just before it
+HEADER_PRODUCED: Final[str] = _c.HEADER_PRODUCED
 
 
 class Env(StrEnum):

@@ -58,6 +58,12 @@ const string HEADER_INCARNATION = "sand-incarnation"
 // Event header on a frontend's PROCESSING copy for the agent queue: the frontend already put the
 // backup on the global bus itself (it must be there before the invocation is accepted)
 const string HEADER_BACKED_UP = "sand-backed-up"
+// Event header on the PROCESSING copy of an event the host agent took from the global bus: the
+// event is already there (QUEUED or an earlier attempt), so its FINISHED flag must be sent
+const string HEADER_REDELIVERED = "sand-redelivered"
+// Event header on a grain instance's FINISHED copy: how many records for the agent queue the
+// instance pushed just before it, in the same push (its products; the flag waits for them only)
+const string HEADER_PRODUCED = "sand-produced"
 
 // -- sandboxes (containers) --
 const string LABEL_OWNER = "dev.sand.owner"  // host id of the agent that created it; orphans are removed at start-up

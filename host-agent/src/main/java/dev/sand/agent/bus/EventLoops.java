@@ -51,6 +51,10 @@ public final class EventLoops implements AutoCloseable {
   private static final long TIMER_TICK_MS = 25;
   private static final long WATCH_TICK_MS = 500;
   private static final int DRAIN_BATCH = 256;
+  // How long backups wait for the FINISHED flags that make them unnecessary (FlagGate): longer
+  // than a chain of short grains on a busy host, far shorter than the time a host's death is
+  // noticed in (seconds). Nothing waits for a backup but the flags of the events before it.
+  private static final Duration BACKUP_WINDOW = Duration.ofMillis(100);
 
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
@@ -98,7 +102,8 @@ public final class EventLoops implements AutoCloseable {
                     }
                     onDone.accept(error);
                   });
-            });
+            },
+            BACKUP_WINDOW);
     this.replayer = new Replayer(hostId, inFlight, executions, deployer::note);
   }
 
@@ -121,6 +126,7 @@ public final class EventLoops implements AutoCloseable {
         "backed_up", backedUp.get(),
         "backup_errors", backupErrors.get(),
         "backups_unacknowledged", (long) gate.waiting(),
+        "backups_not_needed", gate.cancelled(),
         "replayed", replayer.replayed());
   }
 
@@ -172,21 +178,39 @@ public final class EventLoops implements AutoCloseable {
             : Topics.grain(event.getApp(), grain);
     FlagGate.Outgoing record = new FlagGate.Outgoing(topic, event.getExecution_id(), raw);
     EventFlag flag = event.getFlag();
+    Map<String, String> headers = event.isSetHeaders() ? event.getHeaders() : Map.of();
     if (!result && (flag == EventFlag.FINISHED || flag == EventFlag.FAILED)) {
       inFlight.remove(event.getEvent_id());
-      gate.sendFinal(record);
-    } else {
-      // PROCESSING (backups), QUEUED (a hop to another host), RESULT/ERROR
+      gate.sendFinal(record, event.getEvent_id(), produced(headers));
+    } else if (!result && flag == EventFlag.PROCESSING) {
       // timers wait in sand:timers, which a dead sandbox does not lose: not in flight there
-      if (!result && flag == EventFlag.PROCESSING && event.getKind() != EventKind.TIMER) {
+      if (event.getKind() != EventKind.TIMER) {
         inFlight.put(event.getEvent_id(), event);
       }
-      if (event.isSetHeaders() && event.getHeaders().containsKey(Topics.BACKED_UP_HEADER)) {
+      if (headers.containsKey(Topics.BACKED_UP_HEADER)) {
         return; // a frontend published it before accepting the invocation
       }
+      boolean origin = !headers.containsKey(Topics.REDELIVERED_HEADER);
+      gate.sendBackup(record, event.getEvent_id(), origin);
+    } else if (result) {
       gate.send(record);
+    } else {
+      gate.sendNow(record); // QUEUED: a hop to another host, which waits for it
     }
     backedUp.incrementAndGet();
+  }
+
+  /** The number of products a FINISHED copy says its instance pushed before it, else -1. */
+  private static int produced(Map<String, String> headers) {
+    String count = headers.get(Topics.PRODUCED_HEADER);
+    if (count == null) {
+      return -1;
+    }
+    try {
+      return Integer.parseInt(count);
+    } catch (NumberFormatException e) {
+      return -1; // waits for every earlier record: slower, never unsafe
+    }
   }
 
   // -- timers ------------------------------------------------------------------------------------

@@ -57,6 +57,9 @@ public final class GlobalBus implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(GlobalBus.class);
   private static final Duration POLL = Duration.ofMillis(200);
   private static final long MEMBERSHIP_REFRESH_MS = 1000;
+  // A commit only bounds how much a new owner reads again (flags decide what it replays), and
+  // each one is a write on the broker: once a second, not once per poll.
+  private static final long COMMIT_INTERVAL_MS = 1000;
 
   /** What the global bus needs from the rest of the agent. */
   public interface Host {
@@ -84,6 +87,7 @@ public final class GlobalBus implements AutoCloseable {
   private Set<String> subscribed = Set.of();
   private boolean membershipChanged;
   private long lastRefreshMs;
+  private long lastCommitMs;
 
   /**
    * @param incarnation this run of the agent (its PROCESSING records carry it)
@@ -156,7 +160,11 @@ public final class GlobalBus implements AutoCloseable {
       read(bus, record);
     }
     recover(bus);
-    commit();
+    long now = nowMs();
+    if (now - lastCommitMs >= COMMIT_INTERVAL_MS) {
+      lastCommitMs = now;
+      commit();
+    }
   }
 
   /** Follows deploys and undeploys: subscribes to the topics of the apps deployed here. */
@@ -213,7 +221,9 @@ public final class GlobalBus implements AutoCloseable {
           .log("event for an app not deployed on this host left to others");
       return;
     }
-    bus.push(Keys.agent(hostId), event.deepCopy().setFlag(EventFlag.PROCESSING));
+    EventMessage processing = event.deepCopy().setFlag(EventFlag.PROCESSING);
+    processing.putToHeaders(Topics.REDELIVERED_HEADER, "1");
+    bus.push(Keys.agent(hostId), processing);
     EventMessage queued = event.deepCopy().setFlag(EventFlag.QUEUED);
     if (event.getKind() == EventKind.TIMER) {
       byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);

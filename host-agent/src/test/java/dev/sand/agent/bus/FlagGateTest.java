@@ -2,6 +2,7 @@ package dev.sand.agent.bus;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -135,5 +136,109 @@ class FlagGateTest {
       awaitSent(broker, 3);
       assertThat(broker.sent).containsExactly("b-processing", "b-processing", "a-finished");
     }
+  }
+
+  // -- the window: work that ends inside it never reaches the broker --------------------------
+
+  /** A window that ends only when the test flushes it. */
+  private static FlagGate windowed(Broker broker) {
+    return new FlagGate(broker, Duration.ofHours(1));
+  }
+
+  /** A one-grain call inside the window: only its result is sent. */
+  @Test
+  void eventFinishedInsideWindow_neitherBackupNorFlagIsSent() {
+    Broker broker = new Broker();
+    try (FlagGate gate = windowed(broker)) {
+      gate.sendBackup(record("e-processing"), "e", true);
+      gate.send(record("result"));
+      gate.sendFinal(record("e-finished"), "e", 1);
+      assertThat(broker.sent).isEmpty(); // waiting for the window's end
+
+      gate.flush();
+
+      assertThat(broker.sent).containsExactly("result");
+      assertThat(gate.cancelled()).isEqualTo(1);
+      broker.ack(0);
+      assertThat(gate.waiting()).isZero();
+    }
+  }
+
+  /**
+   * D made E; E finished inside the window. D's flag waited for E's backup, which is cancelled: it
+   * now waits for what E produced instead, and goes only once that is acknowledged.
+   */
+  @Test
+  void cancelledBackup_flagsWaitingForItWaitForItsReplacements() {
+    Broker broker = new Broker();
+    try (FlagGate gate = windowed(broker)) {
+      gate.sendBackup(record("e-processing"), "e", true);
+      gate.sendFinal(record("d-finished"), "d", 1);
+      gate.send(record("result"));
+      gate.sendFinal(record("e-finished"), "e", 1);
+
+      gate.flush();
+      assertThat(broker.sent).containsExactly("result");
+      assertThat(gate.waiting()).isEqualTo(2); // the result, and d's flag waiting for it
+
+      broker.ack(0);
+
+      awaitSent(broker, 2);
+      assertThat(broker.sent).containsExactly("result", "d-finished");
+    }
+  }
+
+  /** An event taken from the global bus is on the broker already: its flag is always sent. */
+  @Test
+  void redeliveredEvent_backupDroppedButFlagSent() {
+    Broker broker = new Broker();
+    try (FlagGate gate = windowed(broker)) {
+      gate.sendBackup(record("x-processing"), "x", false);
+      gate.sendFinal(record("x-finished"), "x", 0);
+
+      gate.flush();
+
+      assertThat(broker.sent).containsExactly("x-finished");
+      assertThat(gate.cancelled()).isEqualTo(1);
+    }
+  }
+
+  /** A flag that says what its instance produced waits for that, not for other events' records. */
+  @Test
+  void flagWithProducts_waitsForItsProductsOnly() {
+    Broker broker = new Broker();
+    try (FlagGate gate = windowed(broker)) {
+      gate.sendBackup(record("a-processing"), "a", true); // another execution's
+      gate.sendBackup(record("e-processing"), "e", true);
+      gate.sendFinal(record("d-finished"), "d", 1);
+      gate.flush();
+      assertThat(broker.sent).containsExactly("a-processing", "e-processing");
+
+      broker.ack(1);
+
+      awaitSent(broker, 3);
+      assertThat(broker.sent).containsExactly("a-processing", "e-processing", "d-finished");
+      assertThat(gate.waiting()).isEqualTo(1); // a is still not acknowledged
+    }
+  }
+
+  /** A hop to another host does not wait for the window. */
+  @Test
+  void queuedEvent_goesAtOnce() {
+    Broker broker = new Broker();
+    try (FlagGate gate = windowed(broker)) {
+      gate.sendNow(record("q-queued"));
+      assertThat(broker.sent).containsExactly("q-queued");
+    }
+  }
+
+  /** Closing sends what is waiting. */
+  @Test
+  void close_flushesTheWindow() {
+    Broker broker = new Broker();
+    FlagGate gate = windowed(broker);
+    gate.sendBackup(record("e-processing"), "e", true);
+    gate.close();
+    assertThat(broker.sent).containsExactly("e-processing");
   }
 }

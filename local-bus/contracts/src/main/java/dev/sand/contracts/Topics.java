@@ -31,6 +31,18 @@ public final class Topics {
   public static final String BACKED_UP_HEADER = contractsConstants.HEADER_BACKED_UP;
 
   /**
+   * The event header on the agent's PROCESSING copy of an event it took from the global bus (the
+   * event is on the broker already: its FINISHED flag is always sent).
+   */
+  public static final String REDELIVERED_HEADER = contractsConstants.HEADER_REDELIVERED;
+
+  /**
+   * The event header on a grain instance's FINISHED copy: the number of records it pushed to the
+   * agent queue just before, in the same push; the flag waits for those only.
+   */
+  public static final String PRODUCED_HEADER = contractsConstants.HEADER_PRODUCED;
+
+  /**
    * Every grain topic {@code sand.<app>.<grain>}: exactly two names after the prefix, so {@code
    * sand.results} does not match.
    */
