@@ -9,5 +9,10 @@ import dev.sand.sandbox.SandboxRuntime;
  * @param backend the chosen backend
  * @param runtime the runtime of that backend
  * @param options the deploy's options (backups, remote grains)
+ * @param placement which hosts run which grains (this sandbox runs the grains placed here)
  */
-record Placement(SandboxConfig.Backend backend, SandboxRuntime runtime, DeployOptions options) {}
+record SandboxPlan(
+    SandboxConfig.Backend backend,
+    SandboxRuntime runtime,
+    DeployOptions options,
+    Placement placement) {}
