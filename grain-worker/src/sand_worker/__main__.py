@@ -54,7 +54,10 @@ def main() -> int:
     workers: dict[int, str] = {}
     failures: dict[str, int] = {}
     for name in app.grains:
-        workers[_spawn(app, name, config)] = name
+        # a grain placed on other hosts only gets no worker here (decision 0013): its
+        # events go through its Kafka topic to a host that runs it
+        if config.local_grains is None or name in config.local_grains:
+            workers[_spawn(app, name, config)] = name
     while not stopping:
         try:
             pid, status = os.waitpid(-1, 0)

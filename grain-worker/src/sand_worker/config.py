@@ -34,6 +34,9 @@ class WorkerConfig:
     # Grains this host treats as running elsewhere: their events go through the global bus
     # (the host agent publishes them to the grain's Kafka topic) instead of the local queue.
     remote_grains: frozenset[str] = frozenset()
+    # Grains placed on this host (decision 0013), whose workers this sandbox runs; None:
+    # every grain of the app. Those not placed here are in remote_grains too.
+    local_grains: frozenset[str] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
@@ -66,5 +69,11 @@ class WorkerConfig:
             max_concurrency=number(Env.MAX_CONCURRENCY, "64"),
             grace_s=float(env.get(Env.GRACE_S, "1.0")),
             backup=env.get(Env.BACKUP, "1") not in ("0", "false", "no"),
-            remote_grains=frozenset(filter(None, env.get(Env.REMOTE_GRAINS, "").split(","))),
+            remote_grains=_names(env.get(Env.REMOTE_GRAINS, "")),
+            local_grains=None if Env.LOCAL_GRAINS not in env else _names(env[Env.LOCAL_GRAINS]),
         )
+
+
+def _names(raw: str) -> frozenset[str]:
+    """A comma-separated list of names (empty entries ignored)."""
+    return frozenset(filter(None, raw.split(",")))

@@ -1,4 +1,5 @@
-"""``python -m sand_worker.describe APP_DIR``: validate an app and describe it as JSON.
+"""``python -m sand_worker.describe APP_DIR [--hosts H1,H2] [--placement JSON]``: validate
+an app and describe it as JSON.
 
 The host agent runs this at deploy time (the validation rules live in Python,
 in ``sand.app`` and ``sand_workflows``; Java never re-implements them). Prints
@@ -7,12 +8,19 @@ one JSON document on stdout and exits 0 when the app is valid, 1 when not:
     {"ok": true, "app": {"name": ..., "grains": [...], "events_per_instance": {...},
                          "default_workflow": ...,
                          "workflows": {"main": {"entry_grain": "upper"}},
-                         "limits": {...}, "requirements": "requirements.txt" | null}}
+                         "limits": {...}, "requirements": "requirements.txt" | null,
+                         "placement": {"hosts": [...], "grains": {"upper": [...]}}}}
     {"ok": false, "problems": ["hello/app.yaml: grains.upper: ...", ...]}
+
+``--hosts`` lists the cluster's hosts: the placement may name only those, and is
+described resolved (every grain with its hosts, in that order); without it the
+placement is described as written. ``--placement`` (a JSON object) replaces the
+manifest's placement (the deploy parameter).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from dataclasses import asdict
@@ -20,25 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from sand.app import AppError, AppSpec, load_app
-from sand_workflows.model import TaskState, Workflow
+from sand_workflows.colocation import entry_grain
 
 
-def entry_grain(workflow: Workflow, grains: list[str]) -> str:
-    """The grain whose worker takes this workflow's INVOKE events (decision 0004):
-    the grain of the start state when it is a Task or a native grain, else the
-    first Task's grain in definition order, else the app's first grain."""
-    start = workflow.states.get(workflow.start_at)
-    if isinstance(start, TaskState) and start.resource in grains:
-        return start.resource
-    if workflow.kind == "native" and workflow.start_at in grains:
-        return workflow.start_at
-    for state in workflow.states.values():
-        if isinstance(state, TaskState) and state.resource in grains:
-            return state.resource
-    return grains[0]
-
-
-def describe(app: AppSpec) -> dict[str, Any]:
+def describe(app: AppSpec, cluster_hosts: list[str] | None = None) -> dict[str, Any]:
     grains = list(app.grains)
     return {
         "name": app.name,
@@ -56,21 +49,41 @@ def describe(app: AppSpec) -> dict[str, Any]:
         "requirements": None
         if app.requirements is None
         else str(app.requirements.relative_to(app.root)),
+        "placement": app.placement.to_json()
+        if cluster_hosts is None
+        else app.placement.resolve(grains, cluster_hosts),
     }
 
 
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    # errors go into the JSON answer, not to stderr with exit 2 of argparse's own
+    def error(self, message: str) -> Any:
+        raise _Usage(message)
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(
-            json.dumps({"ok": False, "problems": ["usage: python -m sand_worker.describe APP_DIR"]})
-        )
-        return 2
+    parser = _Parser(prog="python -m sand_worker.describe", add_help=False)
+    parser.add_argument("app_dir")
+    parser.add_argument("--hosts", default=None)
+    parser.add_argument("--placement", default=None)
     try:
-        app = load_app(Path(argv[0]))
+        args = parser.parse_args(argv)
+        override = None if args.placement is None else json.loads(args.placement)
+    except (_Usage, ValueError) as exc:
+        usage = "usage: python -m sand_worker.describe APP_DIR [--hosts H1,H2] [--placement JSON]"
+        print(json.dumps({"ok": False, "problems": [f"{usage}: {exc}"]}))
+        return 2
+    hosts = None if args.hosts is None else [h for h in args.hosts.split(",") if h]
+    try:
+        app = load_app(Path(args.app_dir), cluster_hosts=hosts, placement=override)
     except AppError as exc:
         print(json.dumps({"ok": False, "problems": [str(p) for p in exc.problems]}))
         return 1
-    print(json.dumps({"ok": True, "app": describe(app)}))
+    print(json.dumps({"ok": True, "app": describe(app, hosts)}))
     return 0
 
 

@@ -17,6 +17,10 @@ and its workflows (definition files in JSON or YAML, native or ASL)::
       memory_mb: 512                 #   per grain instance (enforced by the sandbox)
       max_concurrency: 64            #   grain instances in flight per execution
       payload_kb: 256                #   largest JSON output of one grain invocation
+    placement:                       # optional (sand.placement); default: every grain on
+      hosts: [host-1, host-2]        #   every host. The hosts that run the app
+      grains:                        #   grain -> hosts (pinned); unlisted grains run on
+        resize: [host-2]             #   every host of the app
 
 ``load_app`` checks everything it can without running user code (grain files are
 parsed with :mod:`ast`, never imported) and raises one :class:`AppError` that lists
@@ -28,7 +32,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -38,13 +42,16 @@ import yaml
 from sand_workflows import WorkflowError, load_workflow
 
 from sand import contracts
+from sand.placement import Placement, check_placement
 
 APP_FILE = "app.yaml"
 # Names end up in queue names, Kafka topics and Redis keys: the rules are contracts.
 _NAME_RULES = {"grains": contracts.GRAIN_NAME, "workflows": contracts.WORKFLOW_NAME}
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 DEFAULT_WORKFLOW = "main"
-_TOP_LEVEL_FIELDS = ("name", "grains", "workflows", "requirements", "limits")
+_TOP_LEVEL_FIELDS = ("name", "grains", "workflows", "requirements", "limits", "placement")
+# Where problems of a placement given at deploy (not in app.yaml) are said to be.
+DEPLOY_REQUEST = "deploy request"
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +113,8 @@ class AppSpec:
     limits: Limits
     # "main" if present, else the only workflow; None when neither applies.
     default_workflow: str | None
+    # Which hosts run which grains (decision 0013); the default: every grain everywhere.
+    placement: Placement = field(default_factory=Placement)
 
     def workflow(self, name: str | None = None) -> WorkflowSpec:
         """The workflow called ``name``, or the default one.
@@ -170,17 +179,28 @@ class AppError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
-def load_app(path: str | Path) -> AppSpec:
+def load_app(
+    path: str | Path,
+    *,
+    cluster_hosts: Sequence[str] | None = None,
+    placement: Any = None,
+) -> AppSpec:
     """Read and validate the application in directory ``path``.
 
-    Blocking (reads files). Raises :class:`AppError` listing every problem found.
+    ``cluster_hosts``, when given, are the hosts a placement may name (the host agent
+    knows them; ``sand validate`` does not). ``placement``, when not None, replaces the
+    manifest's ``placement`` (a deploy parameter); its problems are located in the
+    deploy request. Blocking (reads files). Raises :class:`AppError` listing every
+    problem found.
     """
-    return _AppLoader(Path(path)).load()
+    return _AppLoader(Path(path), cluster_hosts, placement).load()
 
 
 class _AppLoader:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cluster_hosts: Sequence[str] | None, placement: Any) -> None:
         self.root = root
+        self.cluster_hosts = cluster_hosts
+        self.placement_override = placement
         # Shown in messages as the user wrote it, e.g. "examples/hello/app.yaml".
         self.app_file = str(root / APP_FILE)
         self.problems: list[AppProblem] = []
@@ -207,6 +227,7 @@ class _AppLoader:
         # broken, so that one run reports every problem.
         grain_names = set(grains) | self.declared_grain_names(doc.get("grains"))
         workflows = self.check_workflows(doc.get("workflows"), grain_names)
+        placement = self.check_placement(doc, workflows)
         if self.problems:
             raise self.fail()
         assert name is not None
@@ -224,6 +245,7 @@ class _AppLoader:
             requirements=requirements,
             limits=limits,
             default_workflow=default,
+            placement=placement,
         )
 
     # -- app.yaml ------------------------------------------------------------------
@@ -428,6 +450,24 @@ class _AppLoader:
                 continue
             workflows[name] = WorkflowSpec(name=name, path=path, definition=definition)
         return workflows
+
+    # -- placement -----------------------------------------------------------------
+
+    def check_placement(self, doc: dict[Any, Any], workflows: dict[str, WorkflowSpec]) -> Placement:
+        section = doc.get("grains")
+        # manifest order: the entry grain of a workflow without Task is the first grain
+        grains = [g for g in section if isinstance(g, str)] if isinstance(section, dict) else []
+        definitions = {name: spec.definition for name, spec in workflows.items()}
+        if self.placement_override is not None:
+
+            def report(field_name: str, rule: str) -> None:
+                self.problems.append(AppProblem(DEPLOY_REQUEST, field_name, rule))
+
+            value = self.placement_override
+        else:
+            report = self.problem
+            value = doc.get("placement")
+        return check_placement(value, grains, definitions, self.cluster_hosts, report)
 
     # -- requirements and limits ---------------------------------------------------
 

@@ -78,18 +78,23 @@ class SandClient:
         backend: str | None = None,
         backups: bool = True,
         remote_grains: tuple[str, ...] = (),
+        placement: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Upload and deploy; calls ``on_progress`` with each progress line; returns the app.
 
         ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend.
         ``backups=False`` deploys without the copies of every event for the global bus (only
-        to measure what they cost: such an app loses replay after a sandbox dies)."""
+        to measure what they cost: such an app loses replay after a sandbox dies).
+        ``placement`` (``{"hosts": [...], "grains": {grain: [...]}}``) replaces the one in
+        ``app.yaml`` (decision 0013)."""
         params = {"backend": backend} if backend else {}
         if not backups:
             params["backups"] = "off"
         if remote_grains:
             # events for these grains take the cross-host path (Kafka) even on one host
             params["remote_grains"] = ",".join(remote_grains)
+        if placement is not None:
+            params["placement"] = json.dumps(placement)
         try:
             response = self._session.post(
                 f"{self._base}/v1/apps",

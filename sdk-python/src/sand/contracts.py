@@ -47,6 +47,7 @@ class Env(StrEnum):
     GRACE_S = _c.ENV_GRACE_S
     BACKUP = _c.ENV_BACKUP
     REMOTE_GRAINS = _c.ENV_REMOTE_GRAINS
+    LOCAL_GRAINS = _c.ENV_LOCAL_GRAINS
 
 
 _STATUS_NAMES: dict[int, str] = _t.ExecutionStatus._VALUES_TO_NAMES

@@ -48,3 +48,38 @@ def test_main_invalidApp_printsProblemsAndExits1(
         problems
     )
     assert any("grains.greet.events_per_instance: must be an integer >= 1" in p for p in problems)
+
+
+def test_main_withHostsAndPlacement_describesItResolved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--hosts resolves the placement (every grain with its hosts, in cluster order);
+    --placement replaces the manifest's."""
+    app_dir = tmp_path / "hello"
+    shutil.copytree(EXAMPLES / "hello", app_dir)
+    placement = json.dumps({"hosts": ["h2", "h1"], "grains": {"greet": ["h2"]}})
+    assert main([str(app_dir), "--hosts", "h1,h2,h3", "--placement", placement]) == 0
+    described = json.loads(capsys.readouterr().out)["app"]
+    assert described["placement"] == {
+        "hosts": ["h1", "h2"],
+        "grains": {"normalize": ["h1", "h2"], "greet": ["h2"], "shout": ["h1", "h2"]},
+    }
+
+
+def test_main_placementNamingUnknownHost_exits1NamingTheRequest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A placement override with a host the cluster lacks is refused, located in the request."""
+    app_dir = tmp_path / "hello"
+    shutil.copytree(EXAMPLES / "hello", app_dir)
+    assert main([str(app_dir), "--hosts", "h1", "--placement", '{"hosts": ["h9"]}']) == 1
+    assert json.loads(capsys.readouterr().out)["problems"] == [
+        "deploy request: placement.hosts: unknown host 'h9' (the cluster's hosts: h1)"
+    ]
+
+
+def test_main_placementNotJson_exits2WithUsage(capsys: pytest.CaptureFixture[str]) -> None:
+    """A --placement that is not JSON is a usage error, reported as JSON (never a traceback)."""
+    assert main([str(EXAMPLES / "hello"), "--placement", "{hosts"]) == 2
+    (problem,) = json.loads(capsys.readouterr().out)["problems"]
+    assert problem.startswith("usage: python -m sand_worker.describe")

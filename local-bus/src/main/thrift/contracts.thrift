@@ -87,6 +87,7 @@ const string ENV_MAX_CONCURRENCY = "SAND_MAX_CONCURRENCY" // instances in flight
 const string ENV_GRACE_S = "SAND_GRACE_S"                // seconds between a deadline and SIGKILL
 const string ENV_BACKUP = "SAND_BACKUP"                  // "1": back events up through the agent; "0": off
 const string ENV_REMOTE_GRAINS = "SAND_REMOTE_GRAINS"    // comma-separated grains reached through Kafka
+const string ENV_LOCAL_GRAINS = "SAND_LOCAL_GRAINS"      // comma-separated grains this sandbox runs; unset: all
 
 // Where an execution is. Stored by name ("SUCCEEDED") in the result document
 // and in Cassandra. Starts at 1 so that an unset field never reads as RUNNING.

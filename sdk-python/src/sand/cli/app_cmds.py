@@ -55,11 +55,25 @@ def _api_call(call: Any) -> Any:
     default=None,
     help="Sandbox backend (default: the cluster's sandbox.backend).",
 )
+@click.option(
+    "--placement",
+    "placement_json",
+    default=None,
+    metavar="JSON",
+    help='Replaces app.yaml\'s placement, e.g. \'{"hosts": ["host-1", "host-2"]}\'.',
+)
 @url_option
-def deploy(app_dir: Path, backend: str | None, url: str | None) -> None:
+def deploy(app_dir: Path, backend: str | None, placement_json: str | None, url: str | None) -> None:
     """Validate APP_DIR, upload it and wait until its sandbox is running."""
+    placement = None
+    if placement_json is not None:
+        try:
+            placement = json.loads(placement_json)
+        except ValueError as exc:
+            _err.print(f"[red]error:[/red] --placement is not JSON: {exc}")
+            raise SystemExit(2) from None
     try:
-        spec = load_app(app_dir)
+        spec = load_app(app_dir, placement=placement)
     except AppError as exc:
         _err.print(f"[red]{app_dir}: the application is invalid[/red]")
         for problem in exc.problems:
@@ -74,7 +88,9 @@ def deploy(app_dir: Path, backend: str | None, url: str | None) -> None:
             if phase and line.get("status") not in ("deployed", "failed"):
                 _err.print(f"[dim]{time.monotonic() - started:5.1f} s  {phase}[/dim]")
 
-        app = _api_call(lambda: _client(url).deploy(app_dir, progress, backend=backend))
+        app = _api_call(
+            lambda: _client(url).deploy(app_dir, progress, backend=backend, placement=placement)
+        )
     _err.print(
         f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
         f"in {time.monotonic() - started:.1f} s"

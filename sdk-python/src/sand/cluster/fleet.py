@@ -35,12 +35,26 @@ class SandboxProcesses:
 
 
 @dataclass(frozen=True, slots=True)
+class HostApp:
+    """An application as one host's agent sees it: which of its grains run there
+    (decision 0013: none when the app's placement leaves the host out)."""
+
+    name: str
+    version: int
+    state: str  # the sandbox's state, or "not placed on this host"
+    grains: tuple[str, ...]  # the grains placed on this host
+    placement: dict[str, Any]  # {"hosts": [...], "grains": {grain: [...]}}
+
+
+@dataclass(frozen=True, slots=True)
 class HostStatus:
     id: str
     netns: str | None  # None: the root namespace (a single host)
     ip: str
     services: tuple[ServiceStatus, ...]  # its Redis and agent, named "redis", "host-agent"
     sandboxes: tuple[SandboxProcesses, ...]
+    # what its agent answered at GET /v1/apps; None when it did not answer
+    apps: tuple[HostApp, ...] | None = None
 
     @property
     def pids(self) -> list[int]:
@@ -62,6 +76,18 @@ class HostStatus:
             "ip": self.ip,
             "services": services,
             "sandboxes": [{"app": b.app, "pids": list(b.pids)} for b in self.sandboxes],
+            "apps": None
+            if self.apps is None
+            else [
+                {
+                    "app": a.name,
+                    "version": a.version,
+                    "state": a.state,
+                    "grains": list(a.grains),
+                    "placement": a.placement,
+                }
+                for a in self.apps
+            ],
         }
 
 
@@ -118,6 +144,7 @@ def cluster_status(supervisor: Supervisor) -> ClusterStatus:
                     *_process_sandboxes(plan, _own_pids(services)),
                     *containers.get(plan.id, ()),
                 ),
+                apps=_agent_apps(services),
             )
         )
     return ClusterStatus(hosts=tuple(hosts), services=tuple(by_host.get(None, ())))
@@ -229,3 +256,31 @@ def _containers(supervisor: Supervisor) -> dict[str, list[SandboxProcesses]]:
     finally:
         client.close()
     return found
+
+
+def _agent_apps(services: Iterable[ServiceStatus]) -> tuple[HostApp, ...] | None:
+    """The apps the host's agent runs or knows to be placed elsewhere (GET /v1/apps);
+    None when the agent is not healthy or does not answer within a second."""
+    import requests
+
+    agent = next((s for s in services if s.name == "host-agent"), None)
+    if agent is None or not agent.healthy or not agent.address:
+        return None
+    try:
+        response = requests.get(f"{agent.address}/v1/apps", timeout=1.0)
+        response.raise_for_status()
+        listed = response.json().get("apps", [])
+    except (requests.RequestException, ValueError, AttributeError):
+        return None
+    return tuple(
+        HostApp(
+            name=str(app.get("name")),
+            version=int(app.get("version", 0)),
+            state=str(app.get("state", "")),
+            # an agent from before placement runs every grain (no local_grains)
+            grains=tuple(str(g) for g in app.get("local_grains", app.get("grains")) or ()),
+            placement=app.get("placement") or {},
+        )
+        for app in listed
+        if isinstance(app, dict)
+    )

@@ -3,10 +3,12 @@ package dev.sand.frontend;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Names;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 
 /**
  * What the frontend needs of a deployed application: the part of {@code sand:app:<app>} (written by
@@ -19,18 +21,27 @@ import java.util.OptionalInt;
  * @param payloadKb the application's own body limit ({@code limits.payload_kb}); empty when unset
  * @param backups whether its events are backed up to the global bus (deploy option; on unless
  *     turned off to measure what backups cost)
+ * @param localGrains the grains placed on the host whose metadata this is (decision 0013); empty
+ *     when the metadata does not say (an agent from before placement: every grain runs there)
  */
 record AppMetadata(
     String name,
     Optional<String> defaultWorkflow,
     Map<String, String> entryGrains,
     OptionalInt payloadKb,
-    boolean backups) {
+    boolean backups,
+    Optional<Set<String>> localGrains) {
 
   AppMetadata {
     Names.requireApp(name);
     entryGrains = Collections.unmodifiableMap(new LinkedHashMap<>(entryGrains));
     entryGrains.values().forEach(Names::requireGrain);
+    localGrains = localGrains.map(Set::copyOf);
+  }
+
+  /** Whether the host of this metadata runs {@code grain} (can take events for it locally). */
+  boolean runs(String grain) {
+    return localGrains.map(g -> g.contains(grain)).orElse(true);
   }
 
   /**
@@ -61,6 +72,13 @@ record AppMetadata(
             ? Optional.of(fallback.asText())
             : Optional.empty();
     JsonNode payloadKb = doc.path("limits").path("payload_kb");
+    JsonNode local = doc.path("local_grains");
+    Optional<Set<String>> localGrains = Optional.empty();
+    if (local.isArray()) {
+      Set<String> names = new HashSet<>();
+      local.forEach(g -> names.add(g.asText()));
+      localGrains = Optional.of(names);
+    }
     return new AppMetadata(
         app,
         defaultWorkflow,
@@ -68,6 +86,7 @@ record AppMetadata(
         payloadKb.canConvertToInt() && payloadKb.asInt() > 0
             ? OptionalInt.of(payloadKb.asInt())
             : OptionalInt.empty(),
-        doc.path("backups").asBoolean(true));
+        doc.path("backups").asBoolean(true),
+        localGrains);
   }
 }

@@ -83,10 +83,16 @@ final class InvokeRoute {
     HostLinks.Target target;
     try {
       Fields query = Request.extractQueryParameters(request);
-      target = application(app);
+      target = application(app, null);
       AppMetadata metadata = target.app();
       boolean sync = mode(query.getValue("mode"));
       String workflow = workflow(metadata, query.getValue("workflow"));
+      String entry = metadata.entryGrains().get(workflow);
+      if (!metadata.runs(entry)) {
+        // placement (decision 0013): this host runs the app but not the grain that takes the
+        // workflow's first event; a host that does takes the invocation
+        target = application(app, entry);
+      }
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
       boolean viaKafka = via(query.getValue("via"));
       byte[] input = input(request, limit(metadata));
@@ -123,7 +129,7 @@ final class InvokeRoute {
         Optional<HostLinks.Target> other = Optional.empty();
         if (hostFailed && tries < hosts.size()) {
           try {
-            other = Optional.of(application(app));
+            other = Optional.of(application(app, invocation.entryGrain()));
           } catch (Refused refused) {
             // no other host runs it: answer with this error
           }
@@ -214,7 +220,11 @@ final class InvokeRoute {
     return body;
   }
 
-  private HostLinks.Target application(String app) throws Refused {
+  /**
+   * A host that runs {@code app} (and, unless null, its grain {@code entry}), in rotation, and its
+   * metadata.
+   */
+  private HostLinks.Target application(String app, String entry) throws Refused {
     try {
       Names.requireApp(app);
     } catch (IllegalArgumentException e) {
@@ -224,11 +234,25 @@ final class InvokeRoute {
     Optional<HostLinks.Target> metadata;
     try {
       metadata =
-          hosts.first(link -> link.catalog.find(app).map(m -> new HostLinks.Target(link, m)));
+          hosts.first(
+              link ->
+                  link.catalog
+                      .find(app)
+                      .filter(m -> entry == null || m.runs(entry))
+                      .map(m -> new HostLinks.Target(link, m)));
     } catch (LocalBusException e) {
       throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
     } catch (IllegalStateException e) {
       throw new Refused(HttpStatus.INTERNAL_SERVER_ERROR_500, e.getMessage());
+    }
+    if (metadata.isEmpty() && entry != null) {
+      throw new Refused(
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "application '"
+              + app
+              + "': no reachable host runs its entry grain '"
+              + entry
+              + "' (see its placement)");
     }
     return metadata.orElseThrow(
         () -> new Refused(HttpStatus.NOT_FOUND_404, "no application '" + app + "' is deployed"));

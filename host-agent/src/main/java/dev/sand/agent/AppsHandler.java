@@ -1,5 +1,6 @@
 package dev.sand.agent;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.agent.apps.DeployException;
 import dev.sand.agent.apps.DeployOptions;
@@ -111,6 +112,27 @@ final class AppsHandler extends Handler.Abstract {
     return true;
   }
 
+  /**
+   * The {@code placement} parameter: a JSON object that replaces the manifest's placement. Only its
+   * shape is checked here; its rules are the validator's, applied with the app.
+   */
+  private static Optional<String> placement(String raw) {
+    if (raw == null) {
+      return Optional.empty();
+    }
+    try {
+      JsonNode node = JsonHttp.MAPPER.readTree(raw);
+      if (node != null && node.isObject()) {
+        return Optional.of(node.toString());
+      }
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      // answered below
+    }
+    throw new DeployException(
+        DeployException.Reason.INVALID,
+        "placement must be a JSON object such as {\"hosts\": [\"host-1\"]}, got '" + raw + "'");
+  }
+
   private static void deploy(Deployer apps, Request request, Response response, Callback callback) {
     Optional<SandboxConfig.Backend> backend;
     Fields query = Request.extractQueryParameters(request);
@@ -135,7 +157,9 @@ final class AppsHandler extends Handler.Abstract {
         remoteGrains.add(grain.strip());
       }
     }
-    DeployOptions options = new DeployOptions(backend, !"off".equals(backups), remoteGrains);
+    DeployOptions options =
+        new DeployOptions(
+            backend, !"off".equals(backups), remoteGrains, placement(query.getValue("placement")));
     byte[] archive = readBody(request);
     // Progress lines are held back until the app is valid, so that an invalid app gets a plain
     // 400 with its problems instead of a 200 stream that ends in failure.

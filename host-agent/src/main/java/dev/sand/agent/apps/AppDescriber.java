@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -30,14 +31,30 @@ final class AppDescriber {
 
   /**
    * The description of the app in {@code dir}: name, grains, workflows with their entry grains,
-   * limits, requirements. Blocking (runs Python, up to a minute).
+   * limits, requirements, and its placement resolved on {@code clusterHosts} (decision 0013).
+   * Blocking (runs Python, up to a minute).
    *
+   * @param clusterHosts the cluster's host ids: the only hosts a placement may name
+   * @param placement a placement (JSON object) replacing the manifest's, or empty
    * @throws DeployException (INVALID) listing every problem when the app is invalid; (INTERNAL)
    *     when the validator itself cannot run
    */
-  ObjectNode describe(Path dir) {
-    ProcessBuilder builder =
-        new ProcessBuilder(python.toString(), "-m", "sand_worker.describe", dir.toString());
+  ObjectNode describe(Path dir, List<String> clusterHosts, Optional<String> placement) {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                python.toString(),
+                "-m",
+                "sand_worker.describe",
+                dir.toString(),
+                "--hosts",
+                String.join(",", clusterHosts)));
+    placement.ifPresent(
+        p -> {
+          command.add("--placement");
+          command.add(p);
+        });
+    ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().put("PYTHONPATH", pythonPath);
     builder.environment().put("PYTHONDONTWRITEBYTECODE", "1");
     builder.redirectErrorStream(false);

@@ -17,12 +17,24 @@ import java.util.Set;
  *     in-host replay of events after a sandbox dies)
  * @param remoteGrains grains whose events this host sends through the global bus, as if they ran on
  *     another host (a single host has no other: this measures and tests the cross-host path)
+ * @param placement a placement (JSON object, as {@code placement} of {@code app.yaml}) that
+ *     replaces the manifest's, or empty to keep it (decision 0013); validated with the app
  */
 public record DeployOptions(
-    Optional<SandboxConfig.Backend> backend, boolean backups, Set<String> remoteGrains) {
+    Optional<SandboxConfig.Backend> backend,
+    boolean backups,
+    Set<String> remoteGrains,
+    Optional<String> placement) {
   public DeployOptions {
     backend = backend == null ? Optional.empty() : backend;
     remoteGrains = remoteGrains == null ? Set.of() : Set.copyOf(remoteGrains);
+    placement = placement == null ? Optional.empty() : placement;
+  }
+
+  /** Options without a placement override. */
+  public DeployOptions(
+      Optional<SandboxConfig.Backend> backend, boolean backups, Set<String> remoteGrains) {
+    this(backend, backups, remoteGrains, Optional.empty());
   }
 
   /** The default backend, with backups, every grain local. */
@@ -36,6 +48,15 @@ public record DeployOptions(
     backend.ifPresent(b -> node.put("backend", b.wireName()));
     node.put("backups", backups);
     node.putPOJO("remote_grains", remoteGrains.stream().sorted().toList());
+    placement.ifPresent(
+        p -> {
+          try {
+            node.set("placement", mapper.readTree(p));
+          } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+            // parsed when the deploy was asked for: cannot happen
+            throw new IllegalStateException("deploy options: placement is not JSON: " + p, e);
+          }
+        });
     return node.toString();
   }
 
@@ -60,6 +81,10 @@ public record DeployOptions(
             : Optional.empty();
     Set<String> remote = new LinkedHashSet<>();
     node.path("remote_grains").forEach(g -> remote.add(g.asText()));
-    return new DeployOptions(backend, node.path("backups").asBoolean(true), remote);
+    Optional<String> placement =
+        node.path("placement").isObject()
+            ? Optional.of(node.get("placement").toString())
+            : Optional.empty();
+    return new DeployOptions(backend, node.path("backups").asBoolean(true), remote, placement);
   }
 }

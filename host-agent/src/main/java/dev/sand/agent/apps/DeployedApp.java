@@ -18,7 +18,7 @@ import java.util.List;
  * @param runtime the runtime that holds its sandbox
  * @param sandbox the sandbox
  * @param metadata what {@code sand:app:<app>} holds (and {@code GET /v1/apps/<app>} answers)
- * @param grains the grain names
+ * @param grains the grains placed on this host (its sandbox runs their workers)
  * @param redisUser its Redis ACL user
  */
 record DeployedApp(

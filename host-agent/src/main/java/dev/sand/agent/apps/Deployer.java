@@ -65,6 +65,9 @@ public final class Deployer implements AutoCloseable {
   private final Map<String, Integer> failedRestores = new ConcurrentHashMap<>();
   // the apps this host runs because they are on record (so the record's removal undeploys them)
   private final Set<String> recorded = ConcurrentHashMap.newKeySet();
+  // apps deployed in the cluster whose placement leaves this host out (decision 0013): their
+  // metadata, shown by list/describe; no sandbox, no sand:app key, so no invocation comes here
+  private final Map<String, ObjectNode> elsewhere = new ConcurrentHashMap<>();
 
   private final ClusterConfig config;
   private final Runtimes runtimes;
@@ -80,6 +83,8 @@ public final class Deployer implements AutoCloseable {
   private final AppLog log;
   private final Watchdog watchdog;
   private final AppRecords records;
+  private final List<String> clusterHosts;
+  private final ObjectMapper mapper;
 
   /**
    * @param executions fails the executions an undeploy leaves behind
@@ -94,6 +99,8 @@ public final class Deployer implements AutoCloseable {
       Clock clock,
       ObjectMapper mapper) {
     this.records = new AppRecords(cassandra, mapper);
+    this.clusterHosts = config.hosts().stream().map(h -> h.id()).toList();
+    this.mapper = mapper;
     this.config = config;
     this.runtimes = runtimes;
     this.executions = executions;
@@ -133,22 +140,24 @@ public final class Deployer implements AutoCloseable {
         name -> progress.accept(new Progress(name, (clock.millis() - started) / 1000.0));
     RedisLocalBus bus = requireRedis();
     SandboxConfig.Backend chosen = options.backend().orElse(config.sandbox().backend());
-    Placement placement = new Placement(chosen, runtimeFor(chosen), options);
     phase.accept("unpacking " + archive.length / 1024 + " KiB");
     Path incoming = files.unpack(archive);
     try {
       phase.accept("validating");
-      ObjectNode description = describer.describe(incoming);
+      ObjectNode description = describer.describe(incoming, clusterHosts, options.placement());
       String name = description.path("name").asText();
+      Placement placement = Placement.of(description, clusterHosts);
       synchronized (apps.lockOf(name)) {
-        int version =
-            pinned > 0
-                ? pinned
-                : Math.max(
-                        apps.find(name).map(DeployedApp::version).orElse(0), records.version(name))
-                    + 1;
-        ObjectNode metadata =
-            deployLocked(name, version, description, incoming, placement, bus, phase);
+        int version = pinned > 0 ? pinned : Math.max(versionHere(name), records.version(name)) + 1;
+        ObjectNode metadata;
+        if (placement.runsOn(config.hostId())) {
+          SandboxPlan plan = new SandboxPlan(chosen, runtimeFor(chosen), options, placement);
+          metadata = deployLocked(name, version, description, incoming, plan, bus, phase);
+          elsewhere.remove(name);
+        } else {
+          phase.accept("not placed on " + config.hostId() + ": runs on " + placement.hosts());
+          metadata = notPlacedHere(name, version, description, options, placement);
+        }
         if (pinned > 0) {
           recorded.add(name);
         } else {
@@ -180,6 +189,7 @@ public final class Deployer implements AutoCloseable {
       return;
     }
     onRecord.get().forEach(this::syncOne);
+    elsewhere.keySet().removeIf(name -> !onRecord.get().containsKey(name));
     for (String name : List.copyOf(recorded)) {
       if (!onRecord.get().containsKey(name) && apps.contains(name)) {
         try {
@@ -191,8 +201,43 @@ public final class Deployer implements AutoCloseable {
     }
   }
 
+  /**
+   * Records that {@code name} runs on other hosts only: stops a version running here (its queued
+   * executions fail, saying why), keeps the metadata for list/describe.
+   */
+  private ObjectNode notPlacedHere(
+      String name,
+      int version,
+      ObjectNode description,
+      DeployOptions options,
+      Placement placement) {
+    if (apps.contains(name)) {
+      undeployLocally(
+          name, "moved to " + placement.hosts() + " by the placement of version " + version);
+    }
+    ObjectNode metadata = description.deepCopy();
+    metadata.put("version", version);
+    metadata.put("backups", options.backups());
+    metadata.set("placement", placement.toJson(mapper));
+    metadata.putArray("local_grains");
+    metadata.put("host", config.hostId());
+    metadata.put("deployed_at", Instant.now(clock).toString());
+    elsewhere.put(name, metadata);
+    log.note(
+        name, "version " + version + " is not placed on this host (" + placement.hosts() + ")");
+    return metadata;
+  }
+
+  /** The version of {@code name} this host knows (running here or placed elsewhere), else 0. */
+  private int versionHere(String name) {
+    ObjectNode other = elsewhere.get(name);
+    return Math.max(
+        apps.find(name).map(DeployedApp::version).orElse(0),
+        other == null ? 0 : other.path("version").asInt());
+  }
+
   private void syncOne(String name, int version) {
-    int here = apps.find(name).map(DeployedApp::version).orElse(0);
+    int here = versionHere(name);
     if (here >= version || failedRestores.getOrDefault(name, 0) >= version) {
       return;
     }
@@ -233,23 +278,20 @@ public final class Deployer implements AutoCloseable {
       int version,
       ObjectNode description,
       Path incoming,
-      Placement placement,
+      SandboxPlan plan,
       RedisLocalBus bus,
       Consumer<String> phase) {
-    SandboxConfig.Backend backend = placement.backend();
+    SandboxConfig.Backend backend = plan.backend();
     Optional<DeployedApp> previous = apps.find(name);
-    List<String> grains = new ArrayList<>();
-    description.path("grains").forEach(g -> grains.add(g.asText()));
-    for (String remote : placement.options().remoteGrains()) {
-      if (!grains.contains(remote)) {
+    List<String> all = new ArrayList<>();
+    description.path("grains").forEach(g -> all.add(g.asText()));
+    // only the grains placed here get a worker (and are awaited); the others are remote
+    List<String> grains = plan.placement().grainsOn(config.hostId());
+    for (String remote : plan.options().remoteGrains()) {
+      if (!all.contains(remote)) {
         throw new DeployException(
             DeployException.Reason.INVALID,
-            "remote_grains: '"
-                + remote
-                + "' is not a grain of app '"
-                + name
-                + "'; grains: "
-                + grains);
+            "remote_grains: '" + remote + "' is not a grain of app '" + name + "'; grains: " + all);
       }
     }
     JsonNode requirements = description.path("requirements");
@@ -269,8 +311,8 @@ public final class Deployer implements AutoCloseable {
     try {
       sandbox =
           launcher.launch(
-              placement.runtime(),
-              specs.of(new SandboxSpecs.Launch(name, dir, description, placement, credentials)));
+              plan.runtime(),
+              specs.of(new SandboxSpecs.Launch(name, dir, description, plan, credentials)));
     } catch (DeployException e) {
       AppUsers.delete(bus, credentials.user());
       throw e;
@@ -281,7 +323,7 @@ public final class Deployer implements AutoCloseable {
             version,
             dir,
             backend,
-            placement.runtime(),
+            plan.runtime(),
             sandbox,
             description,
             grains,
@@ -299,7 +341,7 @@ public final class Deployer implements AutoCloseable {
       }
       throw e;
     }
-    ObjectNode metadata = metadata(description, version, placement);
+    ObjectNode metadata = metadata(description, version, plan);
     keys.publish(bus, name, metadata);
     apps.put(app.withMetadata(metadata));
     previous.ifPresent(p -> AppFiles.deleteTree(p.dir()));
@@ -315,12 +357,15 @@ public final class Deployer implements AutoCloseable {
   }
 
   /** What {@code sand:app:<app>} holds: the description, and how and where the app runs. */
-  private ObjectNode metadata(ObjectNode description, int version, Placement placement) {
+  private ObjectNode metadata(ObjectNode description, int version, SandboxPlan plan) {
     ObjectNode metadata = description.deepCopy();
     metadata.put("version", version);
-    metadata.put("backend", placement.backend().wireName());
-    metadata.put("backups", placement.options().backups());
-    metadata.putPOJO("remote_grains", placement.options().remoteGrains());
+    metadata.put("backend", plan.backend().wireName());
+    metadata.put("backups", plan.options().backups());
+    metadata.putPOJO("remote_grains", plan.options().remoteGrains());
+    metadata.set("placement", plan.placement().toJson(mapper));
+    // the frontends send an invocation only to a host that runs its workflow's entry grain
+    plan.placement().grainsOn(config.hostId()).forEach(metadata.putArray("local_grains")::add);
     metadata.put("host", config.hostId());
     metadata.put("deployed_at", Instant.now(clock).toString());
     return metadata;
@@ -335,7 +380,8 @@ public final class Deployer implements AutoCloseable {
   public void undeploy(String name) {
     synchronized (apps.lockOf(name)) {
       boolean onRecord = records.version(name) > 0;
-      if (!apps.contains(name) && !onRecord) {
+      boolean placedElsewhere = elsewhere.remove(name) != null;
+      if (!apps.contains(name) && !onRecord && !placedElsewhere) {
         throw AppRegistry.notDeployed(name);
       }
       records.delete(name);
@@ -369,12 +415,23 @@ public final class Deployer implements AutoCloseable {
 
   /** The metadata of every deployed app, by name. */
   public List<ObjectNode> list() {
-    return apps.all().stream().map(Deployer::withState).toList();
+    List<ObjectNode> all = new ArrayList<>(apps.all().stream().map(Deployer::withState).toList());
+    elsewhere.values().forEach(m -> all.add(notHere(m)));
+    return all;
   }
 
   /** The metadata of {@code name} with its sandbox's state, or empty. */
   public Optional<ObjectNode> describe(String name) {
-    return apps.find(name).map(Deployer::withState);
+    return apps.find(name)
+        .map(Deployer::withState)
+        .or(() -> Optional.ofNullable(elsewhere.get(name)).map(Deployer::notHere));
+  }
+
+  private static ObjectNode notHere(ObjectNode metadata) {
+    ObjectNode node = metadata.deepCopy();
+    node.putNull("sandbox");
+    node.put("state", "not placed on this host");
+    return node;
   }
 
   /**

@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Describes the sandbox of an app: {@code python -m sand_worker} (which forks one grain worker per
@@ -30,14 +32,14 @@ final class SandboxSpecs {
    * @param app the application's name
    * @param dir its unpacked directory on the host
    * @param description what the validator said about it (grains, limits)
-   * @param placement the backend and the deploy's options
+   * @param plan the backend and the deploy's options
    * @param credentials the app's Redis ACL user
    */
   record Launch(
       String app,
       Path dir,
       ObjectNode description,
-      Placement placement,
+      SandboxPlan plan,
       AppUsers.Credentials credentials) {}
 
   private final ClusterConfig config;
@@ -54,7 +56,7 @@ final class SandboxSpecs {
   /** The sandbox of {@code launch}. */
   SandboxSpec of(Launch launch) {
     SandboxConfig sandbox = config.sandbox();
-    DeployOptions options = launch.placement().options();
+    DeployOptions options = launch.plan().options();
     JsonNode limits = launch.description().path("limits");
     Map<String, String> env = new LinkedHashMap<>();
     env.put(contractsConstants.ENV_APP, launch.app());
@@ -67,10 +69,15 @@ final class SandboxSpecs {
     env.put("PYTHONDONTWRITEBYTECODE", "1");
     env.put("PYTHONUNBUFFERED", "1");
     env.put(contractsConstants.ENV_BACKUP, options.backups() ? "1" : "0");
-    env.put(contractsConstants.ENV_REMOTE_GRAINS, String.join(",", options.remoteGrains()));
+    // a grain placed on other hosts only is remote here: its events go through its topic
+    List<String> local = launch.plan().placement().grainsOn(config.hostId());
+    Set<String> remote = new TreeSet<>(options.remoteGrains());
+    remote.addAll(launch.plan().placement().grainsElsewhere(config.hostId()));
+    env.put(contractsConstants.ENV_REMOTE_GRAINS, String.join(",", remote));
+    env.put(contractsConstants.ENV_LOCAL_GRAINS, String.join(",", local));
     List<SandboxSpec.Mount> mounts = new ArrayList<>();
     List<String> command;
-    if (launch.placement().backend() == SandboxConfig.Backend.DOCKER) {
+    if (launch.plan().backend() == SandboxConfig.Backend.DOCKER) {
       command = inDocker(launch.dir(), env, mounts);
     } else {
       env.put(contractsConstants.ENV_APP_DIR, launch.dir().toString());
@@ -83,7 +90,7 @@ final class SandboxSpecs {
     // the app's memory_mb bounds one grain instance; the sandbox holds a worker per grain plus
     // instances in flight, so it gets one share per grain and one for bursts
     int memoryMb = limits.path("memory_mb").asInt(DEFAULT_MEMORY_MB);
-    int grains = launch.description().path("grains").size();
+    int grains = local.size();
     return new SandboxSpec(
         launch.app(),
         sandbox.baseImage(),

@@ -8,6 +8,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.config.SandboxConfig;
 import dev.sand.sandbox.SandboxSpec;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -37,8 +38,36 @@ class SandboxSpecsTest {
         "thumbs",
         Path.of("/st/apps/thumbs/v2"),
         app,
-        new Placement(backend, new FakeRuntime(), options),
+        new SandboxPlan(backend, new FakeRuntime(), options, Placement.of(app, List.of("h1"))),
         new AppUsers.Credentials("sand-app-thumbs", "secret"));
+  }
+
+  /** A grain placed on other hosts only gets no worker here and is reached through Kafka. */
+  @Test
+  void of_grainPlacedElsewhere_isRemoteAndNotLocal() throws Exception {
+    String description =
+        """
+        {"grains": ["resize", "crop", "tag"],
+         "placement": {"hosts": ["h1", "h2"],
+                       "grains": {"resize": ["h1", "h2"], "crop": ["h1", "h2"], "tag": ["h2"]}}}
+        """;
+    SandboxSpec spec = specs.of(launch(SandboxConfig.Backend.PROCESS, description));
+
+    assertThat(spec.env())
+        .containsEntry("SAND_LOCAL_GRAINS", "resize,crop")
+        // crop: the deploy option (through Kafka although local); tag: placed on h2 only
+        .containsEntry("SAND_REMOTE_GRAINS", "crop,tag");
+    // memory: one share per grain that runs here, plus one for bursts
+    assertThat(spec.memoryMb()).isEqualTo(512 * 3);
+  }
+
+  /** Without a placement in the description, every grain runs here (the default). */
+  @Test
+  void of_noPlacement_runsEveryGrainHere() throws Exception {
+    SandboxSpec spec =
+        specs.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"resize\", \"crop\"]}"));
+
+    assertThat(spec.env()).containsEntry("SAND_LOCAL_GRAINS", "resize,crop");
   }
 
   /** Process sandboxes run the host's Python on the host paths, with the worker's environment. */
