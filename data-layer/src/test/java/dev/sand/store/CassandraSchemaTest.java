@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(4)
+        .hasSize(5)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -20,7 +20,11 @@ class CassandraSchemaTest {
             data ->
                 assertThat(data)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.data ")
-                    .contains("PRIMARY KEY ((app), key)"),
+                    .contains("PRIMARY KEY ((app), key)", "size int", "sha256 blob"),
+            dataMetadata ->
+                assertThat(dataMetadata)
+                    .startsWith("ALTER TABLE sandx.data ADD IF NOT EXISTS ")
+                    .contains("size int", "sha256 blob", "written_at timestamp"),
             apps ->
                 assertThat(apps)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.apps ")

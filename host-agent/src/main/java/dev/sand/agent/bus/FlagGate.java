@@ -2,6 +2,7 @@ package dev.sand.agent.bus;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -28,8 +29,20 @@ final class FlagGate implements AutoCloseable {
     void send(Outgoing record, java.util.function.Consumer<Exception> onDone);
   }
 
-  /** A record for the global bus. */
-  record Outgoing(String topic, String key, byte[] value) {}
+  /**
+   * A record for the global bus.
+   *
+   * @param headers record headers besides the incarnation (a FINISHED flag's {@code sand-data})
+   */
+  record Outgoing(String topic, String key, byte[] value, Map<String, byte[]> headers) {
+    Outgoing {
+      headers = Map.copyOf(headers);
+    }
+
+    Outgoing(String topic, String key, byte[] value) {
+      this(topic, key, value, Map.of());
+    }
+  }
 
   private record Held(long after, Outgoing record) {}
 
