@@ -52,12 +52,11 @@ public final class CassandraSchema {
             + " (app text, key text, value blob, size int, sha256 blob, written_at timestamp,"
             + " PRIMARY KEY ((app), key))",
         // a keyspace made before the global data layer was written has the table without its
-        // metadata; a no-op otherwise
-        "ALTER TABLE "
-            + keyspace
-            + "."
-            + DATA
-            + " ADD IF NOT EXISTS size int, sha256 blob, written_at timestamp",
+        // metadata; no-ops otherwise (one column per statement: the grammar takes one with IF
+        // NOT EXISTS)
+        addColumn(keyspace, DATA, "size int"),
+        addColumn(keyspace, DATA, "sha256 blob"),
+        addColumn(keyspace, DATA, "written_at timestamp"),
         // the deployed applications, so that every host brings them back after a restart
         "CREATE TABLE IF NOT EXISTS "
             + keyspace
@@ -65,5 +64,9 @@ public final class CassandraSchema {
             + APPS
             + " (app text PRIMARY KEY, version int, archive blob, options text,"
             + " deployed_at timestamp)");
+  }
+
+  private static String addColumn(String keyspace, String table, String column) {
+    return "ALTER TABLE " + keyspace + "." + table + " ADD IF NOT EXISTS " + column;
   }
 }
