@@ -97,7 +97,8 @@ public final class GlobalData {
         .thenApply(stored -> metadata.stream().allMatch(entry -> holds(stored, entry)));
   }
 
-  private static boolean holds(Map<String, DataEntry> stored, DataEntry entry) {
+  /** Whether {@code entry} is what {@code stored} (Cassandra's metadata, by key) holds. */
+  static boolean holds(Map<String, DataEntry> stored, DataEntry entry) {
     DataEntry found = stored.get(entry.key());
     if (entry.isDeleted()) {
       return found == null;

@@ -72,6 +72,23 @@ class GlobalDataTest {
         .hasMessageContaining("not connected");
   }
 
+  /**
+   * An entry holds when Cassandra has the same size and hash (a put) or nothing (a delete);
+   * anything else, including a missing key for a put, does not.
+   */
+  @Test
+  void holds_comparesSizeAndHash_deletedMeansAbsent() {
+    byte[] hash = dev.sand.store.cassandra.DataTable.sha256(new byte[] {1, 2});
+    byte[] other = dev.sand.store.cassandra.DataTable.sha256(new byte[] {3});
+    java.util.Map<String, DataEntry> stored = java.util.Map.of("a", new DataEntry("a", 2, hash));
+    assertThat(GlobalData.holds(stored, new DataEntry("a", 2, hash))).isTrue();
+    assertThat(GlobalData.holds(stored, new DataEntry("a", 3, hash))).isFalse();
+    assertThat(GlobalData.holds(stored, new DataEntry("a", 2, other))).isFalse();
+    assertThat(GlobalData.holds(stored, new DataEntry("b", 2, hash))).isFalse();
+    assertThat(GlobalData.holds(stored, DataEntry.deleted("b"))).isTrue();
+    assertThat(GlobalData.holds(stored, DataEntry.deleted("a"))).isFalse();
+  }
+
   /** The flag header's puts and deletes parse into entries; a malformed one is named. */
   @Test
   void dataHeader_parsesPutsAndDeletes_refusesGarbage() {
