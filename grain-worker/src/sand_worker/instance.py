@@ -19,9 +19,17 @@ from typing import Any
 import redis
 from sand import keys
 from sand.app import AppSpec
-from sand.contracts import HEADER_PRODUCED, RESULT_TTL_S, ExecutionStatus, result_document
+from sand.contracts import (
+    DATA_HEADER,
+    HEADER_PRODUCED,
+    RESULT_TTL_S,
+    ExecutionStatus,
+    result_document,
+)
 from sand.data import DataStore, Scope
+from sand.data.agent import AgentDataStore
 from sand.data.redis import RedisDataStore
+from sand.data.written import RecordingDataStore, header_value
 from sand.grain.result import GrainResult, Invocation
 from sand.grain.runner import Handler, invoke
 from sand_workflows.engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
@@ -103,9 +111,11 @@ class EventHandler:
             name: Engine(spec.definition, store) for name, spec in grain.app.workflows.items()
         }
         self._trace: Trace | None = None
+        # what the grain writes to the global layer goes with the event's FINISHED flag
+        self._global = RecordingDataStore(AgentDataStore(client, config.app))
         self._stores: Mapping[Scope, DataStore] = {
             "local": RedisDataStore(client, config.app, "local"),
-            "global": RedisDataStore(client, config.app, "global"),
+            "global": self._global,
         }
 
     @property
@@ -118,6 +128,7 @@ class EventHandler:
         the grain runs, so that a parent can explain this task if the process dies.
         Returns what the grain's run gave, or None when the event ran no grain here."""
         message = decode(raw)
+        self._global.take()  # a reused instance: the notes of the previous event are sent
         self._trace = Trace.from_headers(
             message.headers,
             self._grain.name,
@@ -162,7 +173,10 @@ class EventHandler:
 
     def _finished(self, message: EventMessage, out: Outbox) -> None:
         """The FINISHED copy of the event this instance consumed, pushed after everything it
-        produced: the agent sends it to the global bus only once those are safe there."""
+        produced: the agent sends it to the global bus only once those are safe there. It
+        carries the metadata of what the grain wrote to the global data layer (header
+        ``sand-data``), which recovery compares with Cassandra."""
+        written = self._global.take()
         if not self._config.backup:
             return
         finished = EventMessage(
@@ -174,7 +188,10 @@ class EventHandler:
             created_ms=now_ms(),
             host=self._config.host_id,
             target_grain=message.target_grain,
-            headers={HEADER_PRODUCED: str(len(out.agent))},
+            headers={
+                HEADER_PRODUCED: str(len(out.agent)),
+                **({DATA_HEADER: header_value(written)} if written else {}),
+            },
         )
         out.agent.append(encode(finished))
 

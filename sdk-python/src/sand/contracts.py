@@ -24,6 +24,7 @@ GRAIN_NAME: Final = re.compile(_c.NAME_GRAIN)
 WORKFLOW_NAME: Final = re.compile(_c.NAME_WORKFLOW)
 HOST_ID: Final = re.compile(_c.NAME_HOST)
 EXECUTION_ID: Final = re.compile(_c.NAME_EXECUTION)
+DATA_REQUEST_ID: Final = re.compile(_c.NAME_DATA_REQUEST)
 
 # -- time-to-live of Redis keys, seconds ----------------------------------------------------
 RESULT_TTL_S: Final[int] = _c.RESULT_TTL_S
@@ -31,6 +32,11 @@ READY_TTL_S: Final[int] = _c.READY_TTL_S
 GROUP_TTL_S: Final[int] = _c.GROUP_TTL_S
 # on a grain instance's FINISHED copy: how many agent-queue records it pushed just before it
 HEADER_PRODUCED: Final[str] = _c.HEADER_PRODUCED
+
+# -- the global data layer (reached through the host agent) ------------------------------------
+GDATA_MAX_VALUE_BYTES: Final[int] = _c.GDATA_MAX_VALUE_BYTES
+GDATA_TIMEOUT_MS: Final[int] = _c.GDATA_TIMEOUT_MS
+DATA_HEADER: Final[str] = _c.HEADER_DATA
 
 
 class Env(StrEnum):

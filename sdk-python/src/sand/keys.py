@@ -19,8 +19,9 @@ key                                  Redis type    holds
 ``sand:app:<app>``                   string        a deployed application's metadata (JSON)
 ``sand:ready:<app>:<grain>``         string        set with a TTL while a grain worker is ready
 ``sand:join:<app>:<group>``          hash          a Parallel/Map/native-join group
-``sand:data:<app>:<scope>:<key>``    string        a ``context.data`` value; ``<scope>`` is
-                                                   ``local`` or ``global``
+``sand:data:<app>:<scope>:<key>``    string        a ``context.data`` value of scope ``local``
+``sand:gdata:<app>:requests``        list          global-data requests to the host agent
+``sand:gdata:<app>:reply:<request>`` list          the agent's reply to one request (TTL 60 s)
 ===================================  ============  =============================================
 
 On the cluster each application's Redis ACL user may read and write only the keys of
@@ -40,6 +41,16 @@ def data_prefix(app: str, scope: str) -> str:
 def data_key(app: str, scope: str, key: str) -> str:
     """The Redis key of the data-layer value ``key`` of ``app`` in ``scope``."""
     return _c.KEY_DATA.format(app=app, scope=scope, key=key)
+
+
+def data_requests_key(app: str) -> str:
+    """Where ``app``'s grains push global-data requests for their host agent (list)."""
+    return _c.KEY_GDATA_REQUESTS.format(app=app)
+
+
+def data_reply_key(app: str, request_id: str) -> str:
+    """Where the host agent answers one global-data request of ``app`` (list of one)."""
+    return _c.KEY_GDATA_REPLY.format(app=app, request=request_id)
 
 
 def queue_key(app: str, grain: str) -> str:

@@ -33,6 +33,8 @@ BUILDERS: dict[str, Callable[..., str]] = {
     "timers": keys.timers_key,
     "app": keys.app_key,
     "ready": keys.ready_key,
+    "data_requests": keys.data_requests_key,
+    "data_reply": keys.data_reply_key,
     "redis_user": keys.redis_app_user,
     "grain_topic": keys.grain_topic,
     "results_topic": lambda: keys.RESULTS_TOPIC,
@@ -44,6 +46,7 @@ RULES = {
     "workflow": contracts.WORKFLOW_NAME,
     "host": contracts.HOST_ID,
     "execution": contracts.EXECUTION_ID,
+    "data_request": contracts.DATA_REQUEST_ID,
 }
 
 

@@ -21,6 +21,7 @@ const string NAME_GRAIN = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
 const string NAME_WORKFLOW = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
 const string NAME_HOST = "[A-Za-z0-9][A-Za-z0-9_-]{0,62}"
 const string NAME_EXECUTION = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+const string NAME_DATA_REQUEST = "[A-Za-z0-9_-]{1,64}"  // a global-data request id (names its reply key)
 
 // -- Redis keys of the local bus and the local data layer --
 const string KEY_QUEUE = "sand:q:{app}:{grain}"          // list: a grain's events (LPUSH in, BRPOP out)
@@ -32,12 +33,18 @@ const string KEY_TIMERS = "sand:timers"                  // sorted set: TIMER ev
 const string KEY_APP = "sand:app:{app}"                  // string: a deployed app's metadata (JSON)
 const string KEY_READY = "sand:ready:{app}:{grain}"      // string with TTL: a grain worker is taking events
 const string KEY_JOIN = "sand:join:{app}:{group}"        // hash: a Parallel/Map/native-join group of the engine
-const string KEY_DATA = "sand:data:{app}:{scope}:{key}"  // string: a context.data value; scope local|global
+const string KEY_DATA = "sand:data:{app}:{scope}:{key}"  // string: a context.data value (scope local; global lives in Cassandra)
+// The global data layer (decision 0012): a grain has no route to Cassandra; it asks its host
+// agent through its own app's keys, which the ACL keeps from every other app. The agent takes the
+// app from the key it popped, never from the request.
+const string KEY_GDATA_REQUESTS = "sand:gdata:{app}:requests"         // list: DataRequest (compact), LPUSH by instances, BRPOP by the agent
+const string KEY_GDATA_REPLY = "sand:gdata:{app}:reply:{request}"     // list: the one DataReply (compact) to a request, TTL GDATA_REPLY_TTL_S
 
 // What an application's own Redis ACL user may read and write (nothing of
 // another app matches) ...
 const list<string> ACL_APP_OWNED = [
-  "sand:q:{app}:*", "sand:ready:{app}:*", "sand:join:{app}:*", "sand:data:{app}:*"
+  "sand:q:{app}:*", "sand:ready:{app}:*", "sand:join:{app}:*", "sand:data:{app}:*",
+  "sand:gdata:{app}:*"
 ]
 // ... and what it may only write (shared by all apps: never readable by one).
 const list<string> ACL_APP_WRITE_ONLY = ["sand:agent:*", "sand:reply:*", "sand:result:*", "sand:timers"]
@@ -64,6 +71,17 @@ const string HEADER_REDELIVERED = "sand-redelivered"
 // Event header on a grain instance's FINISHED copy: how many records for the agent queue the
 // instance pushed just before it, in the same push (its products; the flag waits for them only)
 const string HEADER_PRODUCED = "sand-produced"
+
+// Kafka record header on an event's FINISHED flag: the global data the instance wrote, a JSON list of
+// {"key": k, "size": bytes, "sha256": hex} (a put) or {"key": k, "deleted": true} (a delete), the
+// last operation per key. Recovery compares it with Cassandra (SAND paper §4, data layers).
+const string HEADER_DATA = "sand-data"
+
+// -- the global data layer (Cassandra, through the host agent) --
+const i32 DATA_MAX_KEY_BYTES = 1024        // a context.data key, UTF-8, either scope
+const i32 GDATA_MAX_VALUE_BYTES = 1048576  // a stored (encoded) value, refused beyond: by the SDK and by the agent
+const i32 GDATA_TIMEOUT_MS = 10000         // how long an instance waits for the agent's reply
+const i32 GDATA_REPLY_TTL_S = 60           // a reply nobody took (its grain gave up) expires
 
 // -- sandboxes (containers) --
 const string LABEL_OWNER = "dev.sand.owner"  // host id of the agent that created it; orphans are removed at start-up
@@ -111,4 +129,31 @@ struct ExecutionResult {
   8: optional string error,    // FAILED: the error name (ASL "Error")
   9: optional string cause,    // FAILED: why (ASL "Cause")
   10: optional string trace,   // when the invocation asked for it: per-grain spans, a JSON value embedded as is
+}
+
+// What a grain asks of the global data layer.
+enum DataOp {
+  GET = 1,
+  PUT = 2,
+  DELETE = 3,
+  KEYS = 4,
+}
+
+// A request of a grain instance to its host agent, LPUSHed to KEY_GDATA_REQUESTS of its app.
+// No app field: the agent knows the app from the key, which only that app may write.
+struct DataRequest {
+  1: string request_id,      // NAME_DATA_REQUEST; the reply goes to KEY_GDATA_REPLY
+  2: DataOp op,
+  3: string key,             // GET/PUT/DELETE: the key; KEYS: the prefix ("" = all)
+  4: optional binary value,  // PUT: the encoded value, at most GDATA_MAX_VALUE_BYTES
+  5: i64 deadline_ms,        // epoch ms; the grain stops waiting then, and the agent drops it unanswered
+}
+
+// The agent's answer to one DataRequest.
+struct DataReply {
+  1: bool ok,
+  2: optional binary value,       // GET: the value; unset when the key is absent
+  3: optional bool existed,       // DELETE: whether the key was there
+  4: optional list<string> keys,  // KEYS: the matching keys, sorted
+  5: optional string error,       // not ok: why, for the grain (names the operation and the cause)
 }

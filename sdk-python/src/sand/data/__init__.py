@@ -7,7 +7,10 @@ for one application and one scope, on raw bytes:
 - :class:`sand.data.memory.MemoryDataStore` — the emulator's, shared by the forked
   grain processes of one emulation through :class:`sand.data.memory.MemoryDataServer`;
 - :class:`sand.data.memory.DictDataStore` — one process only, for unit tests;
-- :class:`sand.data.redis.RedisDataStore` — the local data layer of a host.
+- :class:`sand.data.redis.RedisDataStore` — the local data layer of a host;
+- :class:`sand.data.agent.AgentDataStore` — the global data layer (Cassandra), reached
+  through the host agent; :class:`sand.data.written.RecordingDataStore` notes what an
+  instance wrote there for recovery.
 
 Value encoding (what a backend stores): one tag byte, then the payload —
 ``b"B"`` + the bytes as given, or ``b"J"`` + UTF-8 JSON.
@@ -18,9 +21,13 @@ from __future__ import annotations
 import json
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from sand_contracts import constants as _c
+
 Scope = Literal["local", "global"]
 SCOPES: tuple[Scope, ...] = ("local", "global")
-MAX_KEY_BYTES = 1024
+MAX_KEY_BYTES: int = _c.DATA_MAX_KEY_BYTES
+# An encoded value in the global scope (Cassandra); the host agent refuses larger ones too.
+MAX_GLOBAL_VALUE_BYTES: int = _c.GDATA_MAX_VALUE_BYTES
 
 _BYTES_TAG = b"B"
 _JSON_TAG = b"J"
@@ -74,6 +81,20 @@ def check_key(key: object) -> str:
     return key
 
 
+def check_value_size(key: str, raw: bytes, scope: Scope) -> bytes:
+    """``raw`` (an encoded value) itself when ``scope`` can hold it; ValueError otherwise.
+
+    Only the global scope has a limit (Cassandra rows stay small): the same in the
+    emulator and on the cluster, where the host agent enforces it as well.
+    """
+    if scope == "global" and len(raw) > MAX_GLOBAL_VALUE_BYTES:
+        raise ValueError(
+            f"data value for key {key[:40]!r} is {len(raw)} bytes encoded; the global data "
+            f"layer holds at most {MAX_GLOBAL_VALUE_BYTES} bytes per value"
+        )
+    return raw
+
+
 def encode_value(value: Any) -> bytes:
     """Encode bytes as themselves, anything else as JSON; raises TypeError when neither."""
     if isinstance(value, bytes | bytearray | memoryview):
@@ -96,6 +117,7 @@ def decode_value(raw: bytes) -> Any:
 
 
 __all__ = [
+    "MAX_GLOBAL_VALUE_BYTES",
     "MAX_KEY_BYTES",
     "SCOPES",
     "DataStore",
@@ -103,6 +125,7 @@ __all__ = [
     "Scope",
     "check_key",
     "check_scope",
+    "check_value_size",
     "decode_value",
     "encode_value",
 ]

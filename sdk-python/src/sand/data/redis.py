@@ -22,9 +22,8 @@ class RedisDataStore:
     """A :class:`~sand.data.DataStore` for ``app`` in ``scope`` on one Redis.
 
     ``redis_client`` is a ``redis.Redis`` (``decode_responses=False``). On the cluster
-    the local scope lives here and the host agent backs it up to the global layer;
-    ``scope="global"`` keeps global values under their own keys in the same Redis
-    until the Cassandra-backed store exists. Blocking; fork-safe as far as the client
+    the local scope lives here; the global scope lives in Cassandra
+    (:class:`sand.data.agent.AgentDataStore`). Blocking; fork-safe as far as the client
     is (redis-py's connection pool reconnects in a forked child).
     """
 

@@ -12,7 +12,15 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from sand.data import DataStore, Scope, check_key, check_scope, decode_value, encode_value
+from sand.data import (
+    DataStore,
+    Scope,
+    check_key,
+    check_scope,
+    check_value_size,
+    decode_value,
+    encode_value,
+)
 
 GRAIN_LOGGER = "sand.grain"
 
@@ -29,8 +37,9 @@ class Data:
     """The data layer as a grain sees it: ``context.data``.
 
     Values are bytes or anything JSON-serialisable; keys are strings, private to
-    the application. ``scope="local"`` (the default) is the host's fast store,
-    ``scope="global"`` the cluster-wide one. Every method blocks on the backend and
+    the application. ``scope="local"`` (the default) is the host's fast store (Redis),
+    ``scope="global"`` the cluster-wide one (Cassandra on the cluster, reached through
+    the host agent; values up to 1 MiB). Every method blocks on the backend and
     raises :class:`~sand.data.DataStoreError` when it fails.
     """
 
@@ -43,8 +52,14 @@ class Data:
         return default if raw is None else decode_value(raw)
 
     def put(self, key: str, value: Any, *, scope: Scope = "local") -> None:
-        """Store ``value`` (bytes or JSON-serialisable) under ``key``; TypeError otherwise."""
-        self._store(scope).put(check_key(key), encode_value(value))
+        """Store ``value`` (bytes or JSON-serialisable) under ``key``; TypeError otherwise.
+
+        A global value may take at most ``sand.data.MAX_GLOBAL_VALUE_BYTES`` (1 MiB)
+        encoded; a larger one raises ValueError and stores nothing.
+        """
+        store = self._store(scope)
+        key = check_key(key)
+        store.put(key, check_value_size(key, encode_value(value), scope))
 
     def delete(self, key: str, *, scope: Scope = "local") -> bool:
         """Remove ``key``; True when it existed."""

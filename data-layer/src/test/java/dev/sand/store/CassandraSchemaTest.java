@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(4)
+        .hasSize(7)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -20,7 +20,13 @@ class CassandraSchemaTest {
             data ->
                 assertThat(data)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.data ")
-                    .contains("PRIMARY KEY ((app), key)"),
+                    .contains("PRIMARY KEY ((app), key)", "size int", "sha256 blob"),
+            size -> assertThat(size).isEqualTo("ALTER TABLE sandx.data ADD IF NOT EXISTS size int"),
+            sha ->
+                assertThat(sha).isEqualTo("ALTER TABLE sandx.data ADD IF NOT EXISTS sha256 blob"),
+            at ->
+                assertThat(at)
+                    .isEqualTo("ALTER TABLE sandx.data ADD IF NOT EXISTS written_at timestamp"),
             apps ->
                 assertThat(apps)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.apps ")

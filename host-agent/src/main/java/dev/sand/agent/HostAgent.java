@@ -5,6 +5,8 @@ import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.EventLoops;
 import dev.sand.agent.bus.GlobalBus;
 import dev.sand.agent.bus.ResultRecorder;
+import dev.sand.agent.data.DataRequests;
+import dev.sand.agent.data.GlobalData;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
@@ -101,6 +103,7 @@ public final class HostAgent implements AutoCloseable {
   private volatile EventLoops loops;
   private volatile GlobalBus globalBus;
   private volatile ResultRecorder recorder;
+  private volatile DataRequests dataRequests;
   private volatile Thread appSync;
   private volatile boolean running = true;
   // this run of the agent: the global bus tells live hosts' work from lost work by it
@@ -319,6 +322,14 @@ public final class HostAgent implements AutoCloseable {
                         config.kafka(), "sand-results-" + config.hostId(), clients.cassandra());
                 results.start();
                 recorder = results;
+                DataRequests requests =
+                    new DataRequests(
+                        clients.redis(),
+                        () -> created.grainsByApp().keySet(),
+                        new GlobalData(clients.cassandra()),
+                        wiring.clock());
+                requests.start();
+                dataRequests = requests;
                 Thread sync = new Thread(() -> syncLoop(created, clients), "app-sync");
                 sync.setDaemon(true);
                 sync.start();
@@ -421,6 +432,10 @@ public final class HostAgent implements AutoCloseable {
     ResultRecorder results = recorder;
     if (results != null) {
       results.close();
+    }
+    DataRequests requests = dataRequests;
+    if (requests != null) {
+      requests.close();
     }
     EventLoops running = loops;
     if (running != null) {

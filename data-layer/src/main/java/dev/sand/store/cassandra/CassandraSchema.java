@@ -13,7 +13,8 @@ import java.util.List;
  *       <td>one row per execution: app, workflow, status, input/output (JSON text), error, cause,
  *       created_at, finished_at</td></tr>
  *   <tr><td>{@code data}</td><td>{@code ((app), key)}</td>
- *       <td>the global data layer: one blob per application key</td></tr>
+ *       <td>the global data layer (decision 0012): value (blob), size, sha256, written_at per
+ *       application key; one partition per application, keys in order</td></tr>
  * </table>
  */
 public final class CassandraSchema {
@@ -48,7 +49,14 @@ public final class CassandraSchema {
             + keyspace
             + "."
             + DATA
-            + " (app text, key text, value blob, PRIMARY KEY ((app), key))",
+            + " (app text, key text, value blob, size int, sha256 blob, written_at timestamp,"
+            + " PRIMARY KEY ((app), key))",
+        // a keyspace made before the global data layer was written has the table without its
+        // metadata; no-ops otherwise (one column per statement: the grammar takes one with IF
+        // NOT EXISTS)
+        addColumn(keyspace, DATA, "size int"),
+        addColumn(keyspace, DATA, "sha256 blob"),
+        addColumn(keyspace, DATA, "written_at timestamp"),
         // the deployed applications, so that every host brings them back after a restart
         "CREATE TABLE IF NOT EXISTS "
             + keyspace
@@ -56,5 +64,9 @@ public final class CassandraSchema {
             + APPS
             + " (app text PRIMARY KEY, version int, archive blob, options text,"
             + " deployed_at timestamp)");
+  }
+
+  private static String addColumn(String keyspace, String table, String column) {
+    return "ALTER TABLE " + keyspace + "." + table + " ADD IF NOT EXISTS " + column;
   }
 }

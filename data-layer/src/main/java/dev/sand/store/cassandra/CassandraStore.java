@@ -42,11 +42,18 @@ public final class CassandraStore implements AutoCloseable {
 
   private final CassandraConfig config;
   private final CqlSession session;
+  private final DataTable data;
   private volatile PreparedStatement insertExecution;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
     this.config = config;
     this.session = session;
+    this.data = new DataTable(session, config.keyspace());
+  }
+
+  /** The global data layer's table, on this store's session. */
+  public DataTable data() {
+    return data;
   }
 
   /**

@@ -93,6 +93,7 @@ public final class EventLoops implements AutoCloseable {
                   record.key(),
                   record.value(),
                   incarnation,
+                  record.headers(),
                   error -> {
                     if (error != null && backupErrors.incrementAndGet() % 100 == 1) {
                       LOG.atWarn()
@@ -181,7 +182,7 @@ public final class EventLoops implements AutoCloseable {
     Map<String, String> headers = event.isSetHeaders() ? event.getHeaders() : Map.of();
     if (!result && (flag == EventFlag.FINISHED || flag == EventFlag.FAILED)) {
       inFlight.remove(event.getEvent_id());
-      gate.sendFinal(record, event.getEvent_id(), produced(headers));
+      gate.sendFinal(withDataHeader(record, event), event.getEvent_id(), produced(headers));
     } else if (!result && flag == EventFlag.PROCESSING) {
       // timers wait in sand:timers, which a dead sandbox does not lose: not in flight there
       if (event.getKind() != EventKind.TIMER) {
@@ -211,6 +212,26 @@ public final class EventLoops implements AutoCloseable {
     } catch (NumberFormatException e) {
       return -1; // waits for every earlier record: slower, never unsafe
     }
+  }
+
+  /**
+   * The flag {@code record} with the global data its instance wrote (the event header {@link
+   * Topics#DATA_HEADER}, set by the worker) moved into a record header of the same name, where
+   * recovery reads it without decoding the event (decision 0012). Events without it go as they are.
+   */
+  static FlagGate.Outgoing withDataHeader(FlagGate.Outgoing record, EventMessage event) {
+    if (!event.isSetHeaders() || !event.getHeaders().containsKey(Topics.DATA_HEADER)) {
+      return record;
+    }
+    String written = event.getHeaders().remove(Topics.DATA_HEADER);
+    if (event.getHeaders().isEmpty()) {
+      event.unsetHeaders();
+    }
+    return new FlagGate.Outgoing(
+        record.topic(),
+        record.key(),
+        EventCodec.encode(event),
+        Map.of(Topics.DATA_HEADER, written.getBytes(StandardCharsets.UTF_8)));
   }
 
   // -- timers ------------------------------------------------------------------------------------

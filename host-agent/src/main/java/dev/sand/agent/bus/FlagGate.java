@@ -16,7 +16,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What the agent publishes to the global bus, and when (decisions 0011 and 0012).
+ * What the agent publishes to the global bus, and when (decisions 0011 and 0014).
  *
  * <p><b>The chain never breaks.</b> An event's FINISHED (or FAILED) flag is sent only once the
  * broker holds every record sent before it — the PROCESSING backups of the events its instance
@@ -47,8 +47,20 @@ final class FlagGate implements AutoCloseable {
     void send(Outgoing record, java.util.function.Consumer<Exception> onDone);
   }
 
-  /** A record for the global bus. */
-  record Outgoing(String topic, String key, byte[] value) {}
+  /**
+   * A record for the global bus.
+   *
+   * @param headers record headers besides the incarnation (a FINISHED flag's {@code sand-data})
+   */
+  record Outgoing(String topic, String key, byte[] value, Map<String, byte[]> headers) {
+    Outgoing {
+      headers = Map.copyOf(headers);
+    }
+
+    Outgoing(String topic, String key, byte[] value) {
+      this(topic, key, value, Map.of());
+    }
+  }
 
   /**
    * A record waiting for the window to end.

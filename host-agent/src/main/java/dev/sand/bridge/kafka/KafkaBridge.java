@@ -145,8 +145,23 @@ public final class KafkaBridge implements AutoCloseable {
       byte[] value,
       String incarnation,
       java.util.function.Consumer<Exception> onDone) {
+    publish(topic, key, value, incarnation, java.util.Map.of(), onDone);
+  }
+
+  /**
+   * As {@link #publish(String, String, byte[], String, java.util.function.Consumer)}, with {@code
+   * headers} added to the record.
+   */
+  public void publish(
+      String topic,
+      String key,
+      byte[] value,
+      String incarnation,
+      java.util.Map<String, byte[]> headers,
+      java.util.function.Consumer<Exception> onDone) {
     ProducerRecord<String, byte[]> record = new ProducerRecord<>(topic, key, value);
     record.headers().add(Topics.INCARNATION_HEADER, incarnation.getBytes(StandardCharsets.UTF_8));
+    headers.forEach((name, bytes) -> record.headers().add(name, bytes));
     try {
       producer.send(record, (metadata, error) -> onDone.accept(error));
     } catch (KafkaException e) {

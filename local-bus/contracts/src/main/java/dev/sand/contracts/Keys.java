@@ -64,6 +64,23 @@ public final class Keys {
         Map.of("app", Names.requireApp(app), "grain", Names.requireGrain(grain)));
   }
 
+  /**
+   * The global-data requests of {@code app}'s grains to their host agent: {@code
+   * sand:gdata:<app>:requests}. Only {@code app}'s ACL user (and SAND's own) may push here, so the
+   * key names the app a request comes from.
+   */
+  public static String dataRequests(String app) {
+    return Template.fill(
+        contractsConstants.KEY_GDATA_REQUESTS, Map.of("app", Names.requireApp(app)));
+  }
+
+  /** The reply to one global-data request: {@code sand:gdata:<app>:reply:<request>}. */
+  public static String dataReply(String app, String requestId) {
+    return Template.fill(
+        contractsConstants.KEY_GDATA_REPLY,
+        Map.of("app", Names.requireApp(app), "request", Names.requireDataRequest(requestId)));
+  }
+
   /** The Redis ACL user of {@code app}: {@code sand-app-<app>}. */
   public static String redisUser(String app) {
     return Template.fill(contractsConstants.REDIS_APP_USER, Map.of("app", Names.requireApp(app)));

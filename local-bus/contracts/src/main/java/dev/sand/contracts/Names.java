@@ -17,6 +17,7 @@ public final class Names {
   private static final Pattern WORKFLOW = Pattern.compile(contractsConstants.NAME_WORKFLOW);
   private static final Pattern HOST = Pattern.compile(contractsConstants.NAME_HOST);
   private static final Pattern EXECUTION = Pattern.compile(contractsConstants.NAME_EXECUTION);
+  private static final Pattern DATA_REQUEST = Pattern.compile(contractsConstants.NAME_DATA_REQUEST);
 
   private Names() {}
 
@@ -63,6 +64,15 @@ public final class Names {
    */
   public static String requireExecutionId(String executionId) {
     return require("execution id", EXECUTION, executionId);
+  }
+
+  /**
+   * Returns {@code requestId} if it is a valid global-data request id.
+   *
+   * @throws IllegalArgumentException naming the value otherwise
+   */
+  public static String requireDataRequest(String requestId) {
+    return require("data request id", DATA_REQUEST, requestId);
   }
 
   private static String require(String what, Pattern pattern, String value) {

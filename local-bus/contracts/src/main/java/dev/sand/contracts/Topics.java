@@ -43,6 +43,13 @@ public final class Topics {
   public static final String PRODUCED_HEADER = contractsConstants.HEADER_PRODUCED;
 
   /**
+   * The record header on an event's FINISHED flag listing the global data its instance wrote (key,
+   * size, sha256 per put; key and {@code deleted} per delete), a JSON list; also the name of the
+   * event header the instance hands it over in.
+   */
+  public static final String DATA_HEADER = contractsConstants.HEADER_DATA;
+
+  /**
    * Every grain topic {@code sand.<app>.<grain>}: exactly two names after the prefix, so {@code
    * sand.results} does not match.
    */

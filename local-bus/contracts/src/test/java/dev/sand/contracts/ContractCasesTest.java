@@ -35,6 +35,10 @@ class ContractCasesTest {
           Map.entry("timers", a -> Keys.timers()),
           Map.entry("app", a -> Keys.app(a.path("app").asText())),
           Map.entry("ready", a -> Keys.ready(a.path("app").asText(), a.path("grain").asText())),
+          Map.entry("data_requests", a -> Keys.dataRequests(a.path("app").asText())),
+          Map.entry(
+              "data_reply",
+              a -> Keys.dataReply(a.path("app").asText(), a.path("request").asText())),
           Map.entry("redis_user", a -> Keys.redisUser(a.path("app").asText())),
           Map.entry(
               "grain_topic", a -> Topics.grain(a.path("app").asText(), a.path("grain").asText())),
@@ -46,7 +50,8 @@ class ContractCasesTest {
           "grain", Names::requireGrain,
           "workflow", Names::requireWorkflow,
           "host", Names::requireHostId,
-          "execution", Names::requireExecutionId);
+          "execution", Names::requireExecutionId,
+          "data_request", Names::requireDataRequest);
 
   private static JsonNode load() {
     try (InputStream in = ContractCasesTest.class.getResourceAsStream("/contract-cases.json")) {

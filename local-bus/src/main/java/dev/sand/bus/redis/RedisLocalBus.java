@@ -16,6 +16,7 @@ import io.lettuce.core.resource.DefaultClientResources;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.function.Function;
 
@@ -198,11 +199,34 @@ public final class RedisLocalBus implements AutoCloseable {
       }
     }
 
+    /**
+     * Takes the oldest value of the first of {@code queues} that has one, waiting up to {@code
+     * timeout}; empty when none arrived. The answer names the queue it came from.
+     *
+     * @throws LocalBusException when Redis is unreachable
+     */
+    public Optional<Taken> takeAny(List<String> queues, Duration timeout) {
+      byte[][] keys = queues.stream().map(RedisLocalBus::bytes).toArray(byte[][]::new);
+      try {
+        KeyValue<byte[], byte[]> item = own.sync().brpop(timeout.toMillis() / 1000.0, keys);
+        return item == null || !item.hasValue()
+            ? Optional.empty()
+            : Optional.of(
+                new Taken(new String(item.getKey(), StandardCharsets.UTF_8), item.getValue()));
+      } catch (RedisException e) {
+        throw new LocalBusException(
+            "redis at " + socket + ": BRPOP " + queues + " failed: " + rootMessage(e), e);
+      }
+    }
+
     @Override
     public void close() {
       own.close();
     }
   }
+
+  /** A value taken from {@code queue}. */
+  public record Taken(String queue, byte[] value) {}
 
   private static RedisURI uri(Path socket, String password, Duration timeout) {
     RedisURI.Builder builder = RedisURI.Builder.socket(socket.toString()).withTimeout(timeout);
