@@ -22,16 +22,20 @@ import org.eclipse.jetty.util.Callback;
 final class HealthHandler extends Handler.Abstract.NonBlocking {
   private final Supplier<Map<String, Object>> identity;
   private final Supplier<List<DependencyMonitor.Snapshot>> snapshots;
+  private final Supplier<Map<String, Long>> counters;
 
   /**
    * @param identity service, host id, port, pid: the fields every answer starts with
    * @param snapshots the monitors' current states, in display order
+   * @param counters what the agent's loops have done since start (events backed up, replayed...)
    */
   HealthHandler(
       Supplier<Map<String, Object>> identity,
-      Supplier<List<DependencyMonitor.Snapshot>> snapshots) {
+      Supplier<List<DependencyMonitor.Snapshot>> snapshots,
+      Supplier<Map<String, Long>> counters) {
     this.identity = identity;
     this.snapshots = snapshots;
+    this.counters = counters;
   }
 
   @Override
@@ -66,6 +70,7 @@ final class HealthHandler extends Handler.Abstract.NonBlocking {
     body.put("status", unavailable.isEmpty() ? "ok" : "unavailable");
     body.putAll(identity.get());
     body.put("dependencies", dependencies);
+    body.put("counters", new java.util.TreeMap<>(counters.get()));
     if (!unavailable.isEmpty()) {
       body.put("unavailable", unavailable);
       body.put("error", error.toString());

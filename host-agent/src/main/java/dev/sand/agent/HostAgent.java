@@ -123,7 +123,7 @@ public final class HostAgent implements AutoCloseable {
     connector.setHost(config.hostAgent().bind());
     connector.setPort(wiring.port());
     server.addConnector(connector);
-    HealthHandler health = new HealthHandler(this::identity, this::snapshots);
+    HealthHandler health = new HealthHandler(this::identity, this::snapshots, this::counters);
     AppsHandler apps = new AppsHandler(() -> deployer);
     ExecutionsHandler executions =
         new ExecutionsHandler(wiring.clients() == null ? () -> null : wiring.clients().cassandra());
@@ -412,6 +412,28 @@ public final class HostAgent implements AutoCloseable {
 
   private List<DependencyMonitor.Snapshot> snapshots() {
     return monitors.stream().map(DependencyMonitor::snapshot).toList();
+  }
+
+  /** The counters of the loops that run (none before their dependencies connect). */
+  private Map<String, Long> counters() {
+    Map<String, Long> all = new java.util.HashMap<>();
+    EventLoops queue = loops;
+    if (queue != null) {
+      all.putAll(queue.counters());
+    }
+    GlobalBus bus = globalBus;
+    if (bus != null) {
+      all.putAll(bus.counters());
+    }
+    ResultRecorder results = recorder;
+    if (results != null) {
+      all.putAll(results.counters());
+    }
+    DataRequests requests = dataRequests;
+    if (requests != null) {
+      all.putAll(requests.counters());
+    }
+    return all;
   }
 
   /**
