@@ -138,9 +138,10 @@ def test_asyncInvocation_returnsIdAtOnce_resultLater(
 ) -> None:
     """An asynchronous call answers with an id before the workflow ends; the result comes later."""
     with deployed(client, other_faults, "process"):
-        # the grain runs 4 s: an answer that waited for it would come too late for RUNNING
+        # the grain runs 1.5 s (its limit is 2 s): an answer that waited for it would come too
+        # late for RUNNING
         # (a wall-clock bound on the answer itself failed on a machine loaded by other stacks)
-        execution = client.invoke("faults-b", {"how": "slow-ok", "seconds": 4}, wait=False)
+        execution = client.invoke("faults-b", {"how": "slow-ok", "seconds": 1.5}, wait=False)
         assert client.result(execution.execution_id).status == "RUNNING"
         final = wait_result(client, execution.execution_id)
     assert final.status == "SUCCEEDED"
@@ -368,77 +369,44 @@ def test_sandboxDies_isRestarted_executionRetriedNotLost(
 
 @pytest.mark.timeout(120)
 def test_execution_isBackedUpToKafka_andRecordedInCassandra(
-    client: SandClient, cluster_config: ClusterConfig
+    client: SandClient, cluster_config: ClusterConfig, other_faults: Path
 ) -> None:
     """A finished execution's result reaches the global bus (sand.results) and the global
-    data layer (sand.executions); each grain's event is backed up on its grain's topic with
-    the PROCESSING and FINISHED flags, and the PROCESSING record names the incarnation of
-    the agent whose host ran it (decision 0011)."""
+    data layer (sand.executions). A grain event that outlives the agent's backup window is
+    backed up on its grain's topic with the PROCESSING and FINISHED flags, the PROCESSING
+    record naming the incarnation of the agent whose host ran it (decision 0011); a short
+    one may never reach the broker, but no backup is ever left without its FINISHED flag
+    (decision 0014)."""
     from cassandra.cluster import Cluster
-    from confluent_kafka import Consumer, TopicPartition
     from sand_bus.ttypes import EventFlag, EventKind
-    from sand_worker.bus import decode
 
     with deployed(client, EXAMPLES / "hello", "process"):
         execution = client.invoke("hello", {"name": "backed up"})
     assert execution.status == "SUCCEEDED"
+    with deployed(client, other_faults, "process"):
+        slow = client.invoke("faults-b", {"how": "slow-ok", "seconds": 0.5})
+    assert slow.status == "SUCCEEDED"
 
-    consumer = Consumer(
-        {
-            "bootstrap.servers": cluster_config.kafka_bootstrap,
-            "group.id": f"test-{execution.execution_id}",
-            "enable.auto.commit": False,
-            "fetch.wait.max.ms": 50,
-        }
+    hello_topics = ["sand.hello.normalize", "sand.hello.greet", "sand.hello.shout"]
+    slow_topic = "sand.faults-b.crash"
+    seen = _records_of(
+        cluster_config,
+        {execution.execution_id, slow.execution_id},
+        ["sand.results", slow_topic, *hello_topics],
+        until=lambda got: (
+            {EventFlag.PROCESSING, EventFlag.FINISHED}
+            <= got.get((slow.execution_id, slow_topic), set())
+            and len(got.get((execution.execution_id, "sand.results"), set())) == 1
+        ),
     )
-    seen: dict[str, set[int]] = {}
-    incarnations: set[bytes] = set()
-    try:
-        topics = [
-            "sand.results",
-            "sand.hello.normalize",
-            "sand.hello.greet",
-            "sand.hello.shout",
-        ]
-        # the agent's producer creates the topics on first use: wait for them, then read
-        # every partition from the start
-        deadline = time.monotonic() + 60
-        partitions: list[TopicPartition] = []
-        while time.monotonic() < deadline:
-            metadata = consumer.list_topics(timeout=5)
-            if all(t in metadata.topics and metadata.topics[t].partitions for t in topics):
-                partitions = [
-                    TopicPartition(t, p, 0) for t in topics for p in metadata.topics[t].partitions
-                ]
-                break
-            time.sleep(0.5)
-        assert partitions, f"topics {topics} did not appear"
-        consumer.assign(partitions)
-        # read until every copy has been seen, not merely one per topic
-        expected = {"sand.results": {EventKind.RESULT}} | {
-            t: {EventFlag.PROCESSING, EventFlag.FINISHED} for t in topics[1:]
-        }
-        while time.monotonic() < deadline and seen != expected:
-            message = consumer.poll(0.5)
-            if message is None or message.error():
-                continue
-            if message.key() != execution.execution_id.encode():
-                continue
-            event = decode(message.value())
-            seen.setdefault(message.topic(), set()).add(
-                event.kind if message.topic() == "sand.results" else event.flag
-            )
-            if event.flag == EventFlag.PROCESSING:
-                incarnations.add(dict(message.headers() or []).get("sand-incarnation", b""))
-    finally:
-        consumer.close()
-    assert seen.get("sand.results") == {EventKind.RESULT}
-    for grain in ("normalize", "greet", "shout"):
-        assert seen.get(f"sand.hello.{grain}") == {
-            EventFlag.PROCESSING,
-            EventFlag.FINISHED,
-        }
-    # one agent ran them all: one incarnation, a 32-hex id
+    assert seen.get((execution.execution_id, "sand.results")) == {EventKind.RESULT}
+    assert seen.get((slow.execution_id, "sand.results")) == {EventKind.RESULT}
+    assert seen.get((slow.execution_id, slow_topic)) == {EventFlag.PROCESSING, EventFlag.FINISHED}
+    for topic in hello_topics:
+        flags = seen.get((execution.execution_id, topic), set())
+        assert not flags or flags == {EventFlag.PROCESSING, EventFlag.FINISHED}, (topic, flags)
+    # the PROCESSING records name the incarnation of the one agent: a 32-hex id
+    incarnations = seen.get((slow.execution_id, "incarnation"), set())
     assert len(incarnations) == 1
     assert len(next(iter(incarnations))) == 32
 
@@ -493,3 +461,72 @@ def test_remoteGrain_unknownName_refused(client: SandClient) -> None:
         client.deploy(EXAMPLES / "hello", backend="process", remote_grains=("nope",))
     assert refused.value.status == 400
     assert "'nope'" in str(refused.value) and "normalize" in str(refused.value)
+
+
+def _records_of(
+    config: ClusterConfig,
+    executions: set[str],
+    topics: list[str],
+    until: Any,
+    timeout_s: float = 60,
+) -> dict[tuple[str, str], set[Any]]:
+    """What the global bus holds about ``executions`` on ``topics`` (read from the start):
+    per (execution, topic) the flags (the kinds on sand.results), and per (execution,
+    "incarnation") the incarnations of its PROCESSING records; reads until ``until(seen)``
+    or ``timeout_s``."""
+    from confluent_kafka import Consumer, TopicPartition
+    from sand_bus.ttypes import EventFlag
+    from sand_worker.bus import decode
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": config.kafka_bootstrap,
+            "group.id": f"test-{min(executions)}",
+            "enable.auto.commit": False,
+            "fetch.wait.max.ms": 50,
+        }
+    )
+    seen: dict[tuple[str, str], set[Any]] = {}
+    try:
+        # the agent's producer creates the topics on first use: wait for them, then read
+        # every partition from the start
+        deadline = time.monotonic() + timeout_s
+        partitions: list[TopicPartition] = []
+        while time.monotonic() < deadline:
+            metadata = consumer.list_topics(timeout=5)
+            present = [t for t in topics if t in metadata.topics and metadata.topics[t].partitions]
+            if "sand.results" in present:
+                partitions = [
+                    TopicPartition(t, p, 0) for t in present for p in metadata.topics[t].partitions
+                ]
+                break
+            time.sleep(0.5)
+        assert partitions, "sand.results did not appear"
+        consumer.assign(partitions)
+        while time.monotonic() < deadline and not until(seen):
+            message = consumer.poll(0.5)
+            if message is None or message.error():
+                continue
+            key = (message.key() or b"").decode()
+            if key not in executions:
+                continue
+            event = decode(message.value())
+            what = event.kind if message.topic() == "sand.results" else event.flag
+            seen.setdefault((key, str(message.topic())), set()).add(what)
+            if event.flag == EventFlag.PROCESSING:
+                incarnation = dict(message.headers() or []).get("sand-incarnation", b"")
+                seen.setdefault((key, "incarnation"), set()).add(incarnation)
+        # a little longer: a late record of a short event would show a PROCESSING without
+        # its FINISHED
+        end = time.monotonic() + 2
+        while time.monotonic() < end:
+            message = consumer.poll(0.2)
+            if message is None or message.error():
+                continue
+            key = (message.key() or b"").decode()
+            if key in executions and message.topic() != "sand.results":
+                flag = decode(message.value()).flag
+                seen.setdefault((key, str(message.topic())), set()).add(flag)
+    finally:
+        consumer.close()
+    return seen

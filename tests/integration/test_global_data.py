@@ -99,7 +99,9 @@ def finished_data_headers(config: ClusterConfig, topic: str, execution_id: str) 
                 continue
             if decode(message.value()).flag == EventFlag.FINISHED:
                 headers = dict(message.headers() or [])
-                found.append(json.loads(headers["sand-data"]) if "sand-data" in headers else None)
+                found.append(
+                    json.loads(headers["sand-data"] or b"null") if "sand-data" in headers else None
+                )
     finally:
         consumer.close()
     return found
@@ -115,7 +117,7 @@ def test_globalData_writtenByOneGrain_readByAnotherAndByLaterExecutions_inCassan
     with deployed(client, APP_DIR, "docker") as app:
         first = client.invoke(
             app,
-            {"ops": [["put", "greeting", {"hello": "world"}]], "read": "greeting"},
+            {"ops": [["put", "greeting", {"hello": "world"}]], "read": "greeting", "sleep_s": 0.3},
             workflow="chain",
         )
         assert first.status == "SUCCEEDED", first.cause

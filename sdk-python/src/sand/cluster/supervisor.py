@@ -431,12 +431,14 @@ def _stop_group(pid: int, timeout_s: float) -> None:
         os.killpg(pid, signal.SIGTERM)
     _gone, alive = psutil.wait_procs(members, timeout=timeout_s)
     if alive:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
         for process in alive:
             with contextlib.suppress(psutil.Error):
                 process.kill()
         psutil.wait_procs(alive, timeout=5)
+    # Whatever is still in the group was not among the members listed above (an nginx worker
+    # forked meanwhile): once an orphan, it would hold the port of the next cluster.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def _tree_rss_mb(pid: int) -> float | None:
