@@ -397,6 +397,7 @@ def test_execution_isBackedUpToKafka_andRecordedInCassandra(
             {EventFlag.PROCESSING, EventFlag.FINISHED}
             <= got.get((slow.execution_id, slow_topic), set())
             and len(got.get((execution.execution_id, "sand.results"), set())) == 1
+            and len(got.get((slow.execution_id, "sand.results"), set())) == 1
         ),
     )
     assert seen.get((execution.execution_id, "sand.results")) == {EventKind.RESULT}
