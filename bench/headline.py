@@ -29,7 +29,12 @@ def figures(r: dict[str, Any]) -> dict[str, float]:
     """The headline numbers of results ``r`` (a run of ``python -m bench``); absent
     series are left out. Figures of the reuse-mode series carry ``_reuse`` in their key."""
     out: dict[str, float] = {}
-    modes = (("", ""), (" (reuse)", "_reuse"), (" without backups", "_nobackup"))
+    modes = (
+        ("", ""),
+        (" (reuse)", "_reuse"),
+        (" without backups", "_nobackup"),
+        (" with backups (again)", "_again"),
+    )
     for mode, suffix in modes:
         cpu = r.get(f"cpu per invocation{mode}") or {}
         if cpu:
