@@ -55,6 +55,29 @@ def test_up_waitsForReadyLine_thenDownStopsIt(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(30)
+def test_down_leaderAlreadyDead_stillKillsItsOrphans(tmp_path: Path) -> None:
+    """A service whose leader died while a child lives on (an nginx worker outliving its
+    master holds the port): down kills the child too."""
+    config = _config(tmp_path)
+    code = (
+        "import subprocess, time; subprocess.Popen(['sleep', '60']); "
+        "time.sleep(0.3); print('READY', flush=True); time.sleep(60)"
+    )
+    sup = Supervisor(config, [_spec(config, "svc", code, ready_marker="READY")])
+    [started] = sup.up()
+    [child] = psutil.Process(started.pid).children(recursive=True)
+    leader = psutil.Process(started.pid)
+    leader.kill()
+    leader.wait(5)
+    assert child.is_running()
+
+    sup.down()
+
+    child.wait(5)
+    assert not child.is_running()
+
+
+@pytest.mark.timeout(30)
 def test_up_serviceNeverReady_namesItAndLog_andKillsEverything(tmp_path: Path) -> None:
     """A service that never becomes ready fails up with its name and log; nothing stays."""
     config = _config(tmp_path, ready_timeout_s=1)

@@ -292,13 +292,29 @@ class Supervisor:
     def _stop_names(self, names: list[str]) -> list[str]:
         stopped = []
         for name in names:
+            recorded = self._recorded(name)
             pid = self._pid(name)
             if pid is not None:
                 self._report(f"stopping {name} (pid {pid})")
                 _stop_group(pid, self._config.stop_timeout_s)
                 stopped.append(name)
+            elif recorded is not None:
+                # The service's leader died (killed, crashed) but members of its group may
+                # live on: an nginx worker whose master died keeps serving the port.
+                for orphan in _group_members(*recorded):
+                    self._report(f"killing {name}'s orphan pid {orphan.pid}")
+                    with contextlib.suppress(psutil.Error):
+                        orphan.kill()
             self._pidfile(name).unlink(missing_ok=True)
         return stopped
+
+    def _recorded(self, name: str) -> tuple[int, float] | None:
+        """The pid and start time the pid file of ``name`` records, if any."""
+        try:
+            record = json.loads(self._pidfile(name).read_text())
+            return int(record["pid"]), float(record["create_time"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            return None
 
     def _strays(self) -> list[psutil.Process]:
         """Processes whose command line names our state dir: helpers a service left."""
@@ -439,6 +455,17 @@ def _stop_group(pid: int, timeout_s: float) -> None:
     # forked meanwhile): once an orphan, it would hold the port of the next cluster.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def _group_members(pgid: int, started: float) -> list[psutil.Process]:
+    """The live processes of process group ``pgid`` started since ``started`` (epoch s): the
+    members of a service's group, not of a later group that reused the id."""
+    found = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(process.pid) == pgid and process.create_time() >= started - 0.5:
+                found.append(process)
+    return found
 
 
 def _tree_rss_mb(pid: int) -> float | None:
