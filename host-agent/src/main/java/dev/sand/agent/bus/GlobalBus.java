@@ -244,15 +244,19 @@ public final class GlobalBus implements AutoCloseable {
       candidates |= flags.unfinishedCount() > 0;
     }
     unfinished.set(tracked);
-    if (!candidates) {
-      return;
-    }
+    // Learn the members even while nothing here is unfinished: an incarnation this host never
+    // saw alive counts as dead only after a grace of 10 s, so a host that dies before we
+    // looked would have its work wait that long (most events never reach the broker, so
+    // there often is nothing unfinished until the moment a host dies: decision 0014).
     KafkaBridge bridge = kafka.get();
     if (bridge != null && (membershipChanged || now - lastRefreshMs >= MEMBERSHIP_REFRESH_MS)) {
       lastRefreshMs = now;
       if (membership.refresh(bridge.admin(), 2000)) {
         membershipChanged = false;
       }
+    }
+    if (!candidates) {
+      return;
     }
     for (PartitionFlags flags : partitions.values()) {
       for (PartitionFlags.Unfinished orphan : flags.orphans(u -> membership.dead(u, now))) {
