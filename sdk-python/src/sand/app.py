@@ -42,7 +42,7 @@ import yaml
 from sand_workflows import WorkflowError, load_workflow
 
 from sand import contracts
-from sand.placement import Placement, check_placement
+from sand.placement import Placement, check_placement, kind_of
 
 APP_FILE = "app.yaml"
 # Names end up in queue names, Kafka topics and Redis keys: the rules are contracts.
@@ -279,7 +279,7 @@ class _AppLoader:
             self.problem(None, f"invalid YAML: {exc}")
             return None
         if not isinstance(doc, dict):
-            self.problem(None, f"must be a mapping of fields, got {_kind(doc)}")
+            self.problem(None, f"must be a mapping of fields, got {kind_of(doc)}")
             return None
         return doc
 
@@ -287,7 +287,7 @@ class _AppLoader:
         if value is None:
             self.problem("name", "is required")
         elif not isinstance(value, str):
-            self.problem("name", f"must be a string, got {_kind(value)}")
+            self.problem("name", f"must be a string, got {kind_of(value)}")
         elif not contracts.APP_NAME.fullmatch(value):
             self.problem("name", f"'{value}' must match {contracts.APP_NAME.pattern}")
         else:
@@ -304,7 +304,7 @@ class _AppLoader:
     def check_relative_file(self, field_name: str, value: Any) -> Path | None:
         """A path relative to the app directory that names an existing file inside it."""
         if not isinstance(value, str) or not value:
-            self.problem(field_name, f"must be a file path, got {_kind(value)}")
+            self.problem(field_name, f"must be a file path, got {kind_of(value)}")
             return None
         rel = Path(value)
         if rel.is_absolute():
@@ -339,7 +339,7 @@ class _AppLoader:
             return grains
         if not isinstance(section, dict) or not section:
             self.problem(
-                "grains", f"must be a non-empty mapping of name -> file, got {_kind(section)}"
+                "grains", f"must be a non-empty mapping of name -> file, got {kind_of(section)}"
             )
             return grains
         for name, value in section.items():
@@ -425,7 +425,7 @@ class _AppLoader:
         if not isinstance(section, dict) or not section:
             self.problem(
                 "workflows",
-                f"must be a non-empty mapping of name -> file, got {_kind(section)}",
+                f"must be a non-empty mapping of name -> file, got {kind_of(section)}",
             )
             return workflows
         for name, value in section.items():
@@ -481,7 +481,7 @@ class _AppLoader:
         if section is None:
             return defaults
         if not isinstance(section, dict):
-            self.problem("limits", f"must be a mapping, got {_kind(section)}")
+            self.problem("limits", f"must be a mapping, got {kind_of(section)}")
             return defaults
         values: dict[str, Any] = {}
         for key, value in section.items():
@@ -567,13 +567,3 @@ def _workflow_problem(file_label: str, source: str, problem: Any) -> AppProblem:
         if not rest:
             return AppProblem(file_label, None, message)
     return AppProblem(file_label, location, message)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return f"{type(value).__name__} {value!r}"

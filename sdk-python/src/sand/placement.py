@@ -91,7 +91,8 @@ def check_placement(
     if value is None:
         return Placement()
     if not isinstance(value, dict):
-        report("placement", f"must be a mapping of {' and/or '.join(_FIELDS)}, got {_kind(value)}")
+        fields = " and/or ".join(_FIELDS)
+        report("placement", f"must be a mapping of {fields}, got {kind_of(value)}")
         return Placement()
     problems: list[tuple[str, str]] = []
 
@@ -109,7 +110,7 @@ def check_placement(
     if section is not None and not isinstance(section, dict):
         note(
             f"placement.{GRAINS}",
-            f"must be a mapping of grain -> list of hosts, got {_kind(section)}",
+            f"must be a mapping of grain -> list of hosts, got {kind_of(section)}",
         )
     elif section is not None:
         for grain, grain_hosts in section.items():
@@ -180,12 +181,12 @@ def _host_list(
     field_name: str, value: Any, cluster_hosts: Sequence[str] | None, note: Report
 ) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not value:
-        note(field_name, f"must be a non-empty list of host ids, got {_kind(value)}")
+        note(field_name, f"must be a non-empty list of host ids, got {kind_of(value)}")
         return None
     ok = True
     for host in value:
         if not isinstance(host, str) or not contracts.HOST_ID.fullmatch(host):
-            note(field_name, f"{_kind(host)} is not a host id ({contracts.HOST_ID.pattern})")
+            note(field_name, f"{kind_of(host)} is not a host id ({contracts.HOST_ID.pattern})")
             ok = False
         elif cluster_hosts is not None and host not in cluster_hosts:
             note(
@@ -203,7 +204,8 @@ def _shown(hosts: frozenset[str] | None) -> str:
     return "every host" if hosts is None else "[" + ", ".join(sorted(hosts)) + "]"
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """What a manifest value is, for error messages ("a mapping", "an empty list", ...)."""
     if value is None:
         return "nothing"
     if isinstance(value, dict):
