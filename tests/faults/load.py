@@ -7,6 +7,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -144,4 +145,36 @@ def await_all(
             ),
             default=0,
         ),
+    )
+
+
+def recovery_timeline(agent_logs: list[Path], kill_at: float) -> str:
+    """When, after ``kill_at`` (epoch s), the surviving agents' logs say their partitions
+    moved and they replayed lost work: where the recovery time goes."""
+    moved: list[float] = []
+    replayed: list[float] = []
+    for log in agent_logs:
+        if not log.exists():
+            continue
+        for line in log.read_text(errors="replace").splitlines():
+            if not line.startswith("ts="):
+                continue
+            try:
+                at = datetime.fromisoformat(line[3:].split(" ", 1)[0].replace("Z", "+00:00"))
+            except ValueError:
+                continue
+            seconds = at.timestamp() - kill_at
+            if seconds < 0:
+                continue
+            if 'msg="partitions assigned"' in line:
+                moved.append(seconds)
+            elif 'msg="replayed an event of a lost host"' in line:
+                replayed.append(seconds)
+
+    def at(values: list[float], pick: Any) -> str:
+        return f"+{pick(values):.2f} s" if values else "never"
+
+    return (
+        f"after the kill: partitions moved {at(moved, min)}, first replay {at(replayed, min)}, "
+        f"last replay {at(replayed, max)}, {len(replayed)} events replayed"
     )

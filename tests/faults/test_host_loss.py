@@ -15,9 +15,14 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import HOSTS, ROUNDS, await_everywhere, run_with_faults
+from tests.faults.load import recovery_timeline
 from tests.integration.multihost import MultiHostCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
+
+
+def _agent_logs(cluster: MultiHostCluster) -> list[Path]:
+    return [cluster.config.state_dir / "hosts" / h / "logs" / "host-agent.log" for h in HOSTS]
 
 
 def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], None]:
@@ -33,12 +38,13 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
 ) -> None:
     for n in range(ROUNDS):
         victim = random.choice(HOSTS)
-        run_with_faults(
+        _, _, killed = run_with_faults(
             cluster,
             tmp_path,
             f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 5), _kill(cluster, victim))],
         )
+        print(recovery_timeline(_agent_logs(cluster), killed[0]))
         cluster.up()
         await_everywhere(cluster)
 
@@ -52,11 +58,12 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
     for n in range(ROUNDS):
         first, second, _ = random.sample(HOSTS, 3)
         at = random.uniform(2, 3.5)
-        run_with_faults(
+        _, _, killed = run_with_faults(
             cluster,
             tmp_path,
             f"{first} killed, then {second} while recovering (round {n + 1})",
             [(at, _kill(cluster, first)), (at + random.uniform(3, 4.5), _kill(cluster, second))],
         )
+        print(recovery_timeline(_agent_logs(cluster), killed[0]))
         cluster.up()
         await_everywhere(cluster)
