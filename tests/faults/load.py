@@ -171,10 +171,11 @@ def recovery_timeline(agent_logs: list[Path], kill_at: float) -> str:
             elif 'msg="replayed an event of a lost host"' in line:
                 replayed.append(seconds)
 
-    def at(values: list[float], pick: Any) -> str:
+    def shown(values: list[float], pick: Any) -> str:
         return f"+{pick(values):.2f} s" if values else "never"
 
     return (
-        f"after the kill: partitions moved {at(moved, min)}, first replay {at(replayed, min)}, "
-        f"last replay {at(replayed, max)}, {len(replayed)} events replayed"
+        f"after the kill: partitions moved {shown(moved, min)}, first replay "
+        f"{shown(replayed, min)}, last replay {shown(replayed, max)}, "
+        f"{len(replayed)} events replayed"
     )
