@@ -451,7 +451,12 @@ def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
 
 def _nginx(config: ClusterConfig) -> ServiceSpec:
     conf = config.conf_dir / "nginx.conf"
-    upstream = "\n".join(f"        server 127.0.0.1:{p};" for p in config.ports.frontends)
+    # A frontend that failed is left out for 2 s, not nginx's default 10 s: one restarted
+    # after a crash serves again at once, and with two frontends the other one's failure
+    # in those 10 s would leave nginx with "no live upstreams" (502 to every call).
+    upstream = "\n".join(
+        f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;" for p in config.ports.frontends
+    )
 
     def prepare() -> None:
         for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
