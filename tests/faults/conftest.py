@@ -1,6 +1,7 @@
 """The fault tests' cluster: three hosts on this machine, each in its own network namespace
 (`sand up --hosts 3`), one Kafka and one Cassandra, two frontends behind nginx; the relay
-app deployed (process sandboxes) and running on every host. Started once for the directory
+(a chain) and fanout (Parallel and Map) apps deployed (process sandboxes) and running on
+every host. Started once for the directory
 (build/test-state-faults, ports + 5000 as in ``tests/integration/multihost.py``)."""
 
 from __future__ import annotations
@@ -8,7 +9,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -17,10 +20,40 @@ from sand.client import SandClient
 from tests.faults.load import Load, Outcome, await_all
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
-RELAY = Path(__file__).parent / "apps" / "relay"
-PATH = ["first", "second", "third"]
+APPS = Path(__file__).parent / "apps"
 HOSTS = ["host-1", "host-2", "host-3"]
 ROUNDS = int(os.environ.get("SAND_FAULT_ROUNDS", "1"))
+
+
+@dataclass(frozen=True)
+class AppUnderLoad:
+    """An app of ``tests/faults/apps`` (process sandboxes), how fast it is invoked, how long
+    each grain sleeps, the fields every output must have, and how many calls 8 s of load
+    must get accepted."""
+
+    name: str
+    rate: float
+    sleep_s: float
+    expected: dict[str, Any]
+    min_accepted: int
+
+
+# three grains in a chain: 20 calls/s, 60 grain runs/s
+RELAY = AppUnderLoad("relay", 20.0, 0.05, {"path": ["first", "second", "third"]}, 50)
+# a Task, a Parallel, a Map of four items, a Task: 9 grain runs per call, 45 grain runs/s;
+# an execution takes about 2 s (6 grains one after another), most of it inside a group, so
+# a host killed at any moment has several executions inside its groups
+FANOUT = AppUnderLoad(
+    "fanout",
+    5.0,
+    0.3,
+    {
+        "path": ["first", "last"],
+        "fan": {"left": ["first", "left", "left2"], "right": ["first", "right"]},
+        "each": [{"item": i, "path": ["item"]} for i in (1, 2, 3, 4)],
+    },
+    20,
+)
 
 
 def _state_dir() -> Path:
@@ -36,30 +69,38 @@ def _runs_app(cluster: MultiHostCluster, host: str, app: str) -> bool:
     return answer.status_code == 200 and str(answer.json().get("state", "")).startswith("running")
 
 
-def await_everywhere(cluster: MultiHostCluster, app: str = "relay", timeout_s: float = 120) -> None:
-    """Every host runs ``app`` (the agents bring it back from the deployment record)."""
+def await_everywhere(
+    cluster: MultiHostCluster,
+    apps: tuple[AppUnderLoad, ...] = (RELAY, FANOUT),
+    timeout_s: float = 120,
+) -> None:
+    """Every host runs ``apps`` (the agents bring them back from the deployment record)."""
     deadline = time.monotonic() + timeout_s
-    missing = HOSTS
+    missing = [(h, a.name) for h in HOSTS for a in apps]
     while time.monotonic() < deadline:
-        missing = [h for h in HOSTS if not _runs_app(cluster, h, app)]
+        missing = [(h, a.name) for h in HOSTS for a in apps if not _runs_app(cluster, h, a.name)]
         if not missing:
             return
         time.sleep(1)
-    raise AssertionError(f"{app} not running on {missing} after {timeout_s} s")
+    raise AssertionError(f"not running after {timeout_s} s (host, app): {missing}")
 
 
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[MultiHostCluster]:
     with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
         client = SandClient(running.gateway_url)
-        client.deploy(RELAY, backend="process")
+        for app in (RELAY, FANOUT):
+            client.deploy(APPS / app.name, backend="process")
         await_everywhere(running)
         # a fresh stack is slow at first (JIT, topic metadata): warm it, so that the first
         # scenario's load is a steady one
         log = _state_dir().parent / "faults-warm-up.runs"
         log.write_text("")
+        log.chmod(0o666)
         for n in range(40):
             client.invoke("relay", {"n": n, "log": str(log), "sleep_s": 0})
+        for n in range(10):
+            client.invoke("fanout", {"n": n, "log": str(log), "sleep_s": 0})
         yield running
 
 
@@ -69,16 +110,17 @@ def run_with_faults(
     name: str,
     faults: list[tuple[float, Callable[[], None]]],
     duration_s: float = 8,
-    min_accepted: int = 50,
+    min_accepted: int | None = None,
+    app: AppUnderLoad = RELAY,
 ) -> tuple[Outcome, Load, list[float]]:
-    """About ``duration_s`` of asynchronous load through nginx; each fault runs at its time
-    (seconds after the start); then waits until every accepted execution ended, prints the
-    outcome and checks that nothing was lost and every output is right. Returns the outcome,
-    the load and when each fault started (epoch seconds)."""
+    """About ``duration_s`` of asynchronous load of ``app`` through nginx; each fault runs at
+    its time (seconds after the start); then waits until every accepted execution ended,
+    prints the outcome and checks that nothing was lost and every output is right. Returns
+    the outcome, the load and when each fault started (epoch seconds)."""
     log = tmp_path / f"{name.replace(' ', '-')}.runs"
     log.touch()
     log.chmod(0o666)
-    load = Load(cluster.gateway_url, "relay", log)
+    load = Load(cluster.gateway_url, app.name, log, rate=app.rate, sleep_s=app.sleep_s)
     started = time.monotonic()
     load.start()
     fault_times: list[float] = []
@@ -88,9 +130,10 @@ def run_with_faults(
         fault()
     time.sleep(max(0.0, duration_s - (time.monotonic() - started)))
     load.stop()
-    outcome = await_all(cluster.gateway_url, load, PATH, fault_times[0])
+    outcome = await_all(cluster.gateway_url, load, app.expected, fault_times[0])
     print(outcome.report(name, fault_times[0]), f"refused {len(load.refused)}")
-    assert outcome.accepted >= min_accepted, f"too little load: {load.refused[:5]}"
+    floor = app.min_accepted if min_accepted is None else min_accepted
+    assert outcome.accepted >= floor, f"too little load: {load.refused[:5]}"
     assert not outcome.lost, f"{len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
     assert not outcome.wrong, outcome.wrong[:3]
     return outcome, load, fault_times

@@ -97,10 +97,11 @@ class Outcome:
 
 
 def await_all(
-    gateway: str, load: Load, expected_path: list[str], kill_at: float, timeout_s: float = 90
+    gateway: str, load: Load, expected: dict[str, Any], kill_at: float, timeout_s: float = 90
 ) -> Outcome:
     """Polls every accepted execution until it ended or ``timeout_s`` passed; ``kill_at``
-    (epoch s) is when the first host was killed."""
+    (epoch s) is when the first host was killed. An execution is right when it succeeded,
+    its output has every field of ``expected`` with that value, and ``n`` is its input's."""
     session = requests.Session()
     pending = {a.execution_id: a for a in load.accepted}
     ended: dict[str, dict[str, Any]] = {}
@@ -122,7 +123,7 @@ def await_all(
         if doc is None:
             continue
         output = doc.get("output") or {}
-        if doc.get("status") != "SUCCEEDED" or output.get("path") != expected_path:
+        if doc.get("status") != "SUCCEEDED" or any(output.get(k) != v for k, v in expected.items()):
             wrong.append(f"{a.execution_id}: {doc}")
         elif output.get("n") != a.index:
             wrong.append(f"{a.execution_id}: input {a.index}, output {output}")

@@ -1,8 +1,9 @@
-"""A host that dies loses nothing (issue 10, decision 0011): under a steady load of
-asynchronous executions of a three-grain workflow, `kill -9` every process of one host (its
-agent, its Redis, its sandboxes) at a random moment; every accepted execution must end with
-its correct output. Reports accepted / completed / lost / duplicated grain runs and the time
-from the kill to the last result of an execution accepted before it.
+"""A host that dies loses nothing (issue 10, decisions 0011 and 0015): under a steady load of
+asynchronous executions of a three-grain chain, or of a workflow with a Parallel and a Map,
+`kill -9` every process of one host (its agent, its Redis, its sandboxes) at a random moment;
+every accepted execution must end with its correct output. Reports accepted / completed /
+lost / duplicated grain runs and the time from the kill to the last result of an execution
+accepted before it.
 
 ``SAND_FAULT_ROUNDS`` (default 1) repeats each scenario; `make test-faults` runs 5."""
 
@@ -14,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.conftest import HOSTS, ROUNDS, await_everywhere, run_with_faults
+from tests.faults.conftest import (
+    FANOUT,
+    HOSTS,
+    RELAY,
+    ROUNDS,
+    AppUnderLoad,
+    await_everywhere,
+    run_with_faults,
+)
 from tests.faults.load import recovery_timeline
 from tests.integration.multihost import MultiHostCluster
 
@@ -32,17 +41,22 @@ def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], None]:
     return kill
 
 
+APPS = pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
+
+
 @pytest.mark.timeout(300 * ROUNDS)
+@APPS
 def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path
+    cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:
     for n in range(ROUNDS):
         victim = random.choice(HOSTS)
         _, _, killed = run_with_faults(
             cluster,
             tmp_path,
-            f"{victim} killed (round {n + 1})",
+            f"{app.name}: {victim} killed (round {n + 1})",
             [(random.uniform(2, 5), _kill(cluster, victim))],
+            app=app,
         )
         print(recovery_timeline(_agent_logs(cluster), killed[0]))
         cluster.up()
@@ -50,8 +64,9 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
 
 
 @pytest.mark.timeout(300 * ROUNDS)
+@APPS
 def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path
+    cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:
     """One host dies; about when the survivors take its partitions over (3-4.5 s later:
     the group's session timeout), a second one dies too: the last host ends everything."""
@@ -61,8 +76,9 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
         _, _, killed = run_with_faults(
             cluster,
             tmp_path,
-            f"{first} killed, then {second} while recovering (round {n + 1})",
+            f"{app.name}: {first} killed, then {second} while recovering (round {n + 1})",
             [(at, _kill(cluster, first)), (at + random.uniform(3, 4.5), _kill(cluster, second))],
+            app=app,
         )
         print(recovery_timeline(_agent_logs(cluster), killed[0]))
         cluster.up()

@@ -138,7 +138,10 @@ class EventHandler:
         engine = self._engine(message)
         out = Outbox()
         result: GrainResult | None = None
-        if message.kind == EventKind.TASK:
+        restart = self._lost_fan_out(engine, message)
+        if restart is not None:
+            actions = restart
+        elif message.kind == EventKind.TASK:
             call = TaskCall(
                 grain=message.target_grain,
                 input=payload_of(message),
@@ -170,6 +173,26 @@ class EventHandler:
         self._finished(message, out)
         out.send(self._client, keys.agent_key(self._config.host_id))
         return result
+
+    def _lost_fan_out(self, engine: Engine, message: EventMessage) -> list[Action] | None:
+        """For an event replayed after a host was lost (attempt > 0) whose Parallel/Map
+        state (or native fan-out) was in that host's Redis: what replaces handling it (the
+        execution runs again from its input, once per host; decision 0015). None otherwise:
+        handle the event as usual."""
+        if not message.attempt or not message.token:
+            return None
+        if message.kind not in (EventKind.TASK, EventKind.TIMER):
+            return None
+        restart = engine.replayed(message.token)
+        if restart is not None:
+            print(
+                f"execution={message.execution_id} grain={self._grain.name}: a replayed event "
+                "found its fan-out state lost with its host; "
+                + ("the execution runs again from its input" if restart else "already rerun"),
+                file=sys.stderr,
+                flush=True,
+            )
+        return restart
 
     def _finished(self, message: EventMessage, out: Outbox) -> None:
         """The FINISHED copy of the event this instance consumed, pushed after everything it

@@ -60,6 +60,10 @@ end
 return 1
 """
 
+_KNOWN = """
+return redis.call('EXISTS', unpack(KEYS))
+"""
+
 
 class RedisExecutionStore:
     """``sand_workflows.store.ExecutionStore`` for one application, on the local bus."""
@@ -72,6 +76,7 @@ class RedisExecutionStore:
         self._close = client.register_script(_CLOSE)
         self._claim = client.register_script(_CLAIM)
         self._is_open = client.register_script(_IS_OPEN)
+        self._known = client.register_script(_KNOWN)
 
     def _key(self, group_id: str) -> str:
         return join_key(self._app, group_id)
@@ -103,6 +108,12 @@ class RedisExecutionStore:
         if not group_ids:
             return True
         return bool(self._is_open(keys=[self._key(g) for g in group_ids]))
+
+    def known(self, group_ids: Sequence[str]) -> bool:
+        if not group_ids:
+            return True
+        keys = [self._key(g) for g in group_ids]
+        return int(self._known(keys=keys)) == len(keys)  # EXISTS counts a repeated key again
 
     def delete_group(self, group_id: str) -> None:
         self._client.delete(self._key(group_id))

@@ -57,7 +57,16 @@ from .native import NativeRunner
 from .recovery import Caught, RetryLater, recover
 from .steps import Done, Entry, Goto, Step
 from .store import Claim, ExecutionStore, InMemoryStore, RecordOutcome
-from .tokens import Execution, Lineage, Token, TokenKind, decode_token, encode_token
+from .tokens import (
+    Execution,
+    Lineage,
+    Token,
+    TokenKind,
+    decode_token,
+    encode_token,
+    end_guard_id,
+    restart_guard_id,
+)
 
 _S = TypeVar("_S", bound=State)
 
@@ -162,6 +171,33 @@ class Engine:
                 self.after(self.state_named(tok.state, WaitState), tok.output, tok.lineage)
             )
         raise ValueError(f"token of kind {tok.kind.value!r} is not a timer token")
+
+    def replayed(self, token: str) -> list[Action] | None:
+        """Check the token of an event replayed after the host that had it was lost.
+
+        A token inside a Parallel/Map run (or of a concurrent native execution) depends on
+        groups of the store, which live on the host that opened them. Returns None when
+        every such group is known to this store (or there is none): handle the event as
+        usual. Otherwise that state was lost with its host, and no event can finish the run
+        it belonged to: the first caller per execution gets the actions that run the
+        execution again from its input (same id, input and start time; the grains before
+        the fan-out run again too, decision 0015), every later caller ``[]`` (the rerun
+        covers its work). Events of the lost run that arrive once the rerun opened their
+        group are handled as usual: a slot takes the first result that reaches it.
+        """
+        tok = decode_token(token)
+        execution = tok.lineage.execution
+        if self.wf.kind == WorkflowKind.NATIVE:
+            needed = [end_guard_id(execution.id)] if self.wf.concurrent else []
+        else:
+            needed = tok.lineage.group_ids()
+        if not needed or self.store.known(needed):
+            return None
+        guard = restart_guard_id(execution.id)
+        self.store.open_group(guard, 1, "{}")
+        if self.store.close_group(guard) is None:
+            return []  # another replayed event of this execution restarted it here
+        return self.start(execution.id, execution.input, execution.start_time)
 
     # -- driving -------------------------------------------------------------------------
     def drive(self, step: Step) -> list[Action]:

@@ -62,6 +62,8 @@ class ExecutionStore(Protocol):
       up to ``count`` (never past ``size``) and return the claimed slot indices (possibly
       none) with the parent; return None for an unknown, closed or completed group.
     - ``is_open(group_ids)``: True when every listed group exists and is open.
+    - ``known(group_ids)``: True when every listed group exists, whatever its status (a
+      group this store never had, or forgot, is unknown: its state was on a lost host).
     - ``delete_group(group_id)``: forget the group (housekeeping; optional for callers).
 
     Completed and closed groups must be kept at least as long as their execution can
@@ -77,6 +79,8 @@ class ExecutionStore(Protocol):
     def claim_items(self, group_id: str, count: int) -> Claim | None: ...
 
     def is_open(self, group_ids: Sequence[str]) -> bool: ...
+
+    def known(self, group_ids: Sequence[str]) -> bool: ...
 
     def delete_group(self, group_id: str) -> None: ...
 
@@ -138,6 +142,10 @@ class InMemoryStore:
             return all(
                 (g := self._groups.get(gid)) is not None and g.status == OPEN for gid in group_ids
             )
+
+    def known(self, group_ids: Sequence[str]) -> bool:
+        with self._lock:
+            return all(gid in self._groups for gid in group_ids)
 
     def delete_group(self, group_id: str) -> None:
         with self._lock:

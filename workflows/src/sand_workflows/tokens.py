@@ -9,7 +9,8 @@ Tokens ride in every event, so the wire form is compact JSON with short keys. On
 records. A token is read only by the same version of the code (``TOKEN_VERSION``), and
 ``decode_token(encode_token(t)) == t`` for every token ``t`` holding JSON values.
 
-Store group ids are built here too (``group_id``, ``join_group_id``, ``end_guard_id``):
+Store group ids are built here too (``group_id``, ``join_group_id``, ``end_guard_id``,
+``restart_guard_id``):
 they are deterministic, so a replayed event recomputes the same id.
 """
 
@@ -91,6 +92,12 @@ def join_group_id(execution_id: str, grain: str) -> str:
 def end_guard_id(execution_id: str) -> str:
     """The store group that lets exactly one grain end a concurrent native execution."""
     return f"{execution_id}/end"
+
+
+def restart_guard_id(execution_id: str) -> str:
+    """The store group that lets exactly one replayed event restart an execution whose
+    fan-out state was lost with its host (``Engine.replayed``)."""
+    return f"{execution_id}/restart"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
