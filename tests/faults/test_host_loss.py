@@ -68,8 +68,9 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
 def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
     cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:
-    """One host dies; about when the survivors take its partitions over (3-4.5 s later:
-    the group's session timeout), a second one dies too: the last host ends everything."""
+    """One host dies; about when the survivors have taken its partitions over (2-3 s later:
+    the group's session timeout) or a little later, a second one dies too: the last host
+    ends everything."""
     for n in range(ROUNDS):
         first, second, _ = random.sample(HOSTS, 3)
         at = random.uniform(2, 3.5)

@@ -117,13 +117,15 @@ public final class GlobalBus implements AutoCloseable {
     tuning.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
     // Group membership is the failure detector: a dead host's partitions and work move after
     // the session timeout (the broker's group.min.session.timeout.ms is lowered to allow it).
+    // 2 s: about 1 s of every recovery less than 3 s; four heartbeats fit in it, and a live
+    // agent that misses them all only causes duplicates (its work is replayed), never a loss.
     this.loop =
         new ConsumerLoop(
             config,
             new ConsumerLoop.Settings(
                 Topics.HOSTS_GROUP,
                 Membership.clientId(hostId, incarnation),
-                Duration.ofSeconds(3),
+                Duration.ofSeconds(2),
                 Duration.ofMillis(500)),
             tuning,
             "global-bus");
