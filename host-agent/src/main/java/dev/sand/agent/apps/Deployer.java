@@ -192,11 +192,29 @@ public final class Deployer implements AutoCloseable {
     elsewhere.keySet().removeIf(name -> !onRecord.get().containsKey(name));
     for (String name : List.copyOf(recorded)) {
       if (!onRecord.get().containsKey(name) && apps.contains(name)) {
-        try {
+        undeployIfUnrecorded(name);
+      }
+    }
+  }
+
+  /**
+   * Undeploys {@code name} here if the record, read again under the app's lock, confirms it is
+   * gone. The read at the start of {@link #sync} may predate a deploy through this host (an
+   * undeploy and a deploy of the same name in quick succession): that deploy holds the lock until
+   * its record is saved, so the second read sees it and the new deployment is left alone.
+   */
+  private void undeployIfUnrecorded(String name) {
+    synchronized (apps.lockOf(name)) {
+      Optional<Map<String, Integer>> now = records.versions();
+      if (now.isEmpty() || now.get().containsKey(name) || !recorded.contains(name)) {
+        return;
+      }
+      try {
+        if (apps.contains(name)) {
           undeployLocally(name, "undeployed on another host");
-        } catch (RuntimeException e) {
-          LOG.atWarn().addKeyValue("app", name).addKeyValue("error", e.toString()).log("sync");
         }
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("app", name).addKeyValue("error", e.toString()).log("sync");
       }
     }
   }
