@@ -16,6 +16,7 @@ import pytest
 
 from tests.faults.conftest import (
     FANOUT,
+    HOSTS,
     RELAY,
     ROUNDS,
     AppUnderLoad,
@@ -127,3 +128,30 @@ def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
         min_accepted=app.min_accepted * 4 // 5,
         app=app,
     )
+
+
+@pytest.mark.timeout(400 * ROUNDS)
+@pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
+def test_everyHostKilledAtOnce_thenStarted_everyAcceptedExecutionEnds(
+    cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
+) -> None:
+    """Every host `kill -9`ed at the same moment (agents, Redis, sandboxes; a power cut of
+    the hosts, Kafka and Cassandra survive), then started again: no survivor replays
+    anything, so the restarted agents (new incarnations) must find and replay the unfinished
+    work of their own previous runs; executions inside a Parallel or Map run again."""
+
+    def crash_all_and_start() -> None:
+        for host in HOSTS:
+            cluster.kill_host(host)
+        cluster.up()
+        await_everywhere(cluster)
+
+    for n in range(ROUNDS):
+        run_with_faults(
+            cluster,
+            tmp_path,
+            f"{app.name}: every host killed at once, then started (round {n + 1})",
+            [(5, crash_all_and_start)],
+            min_accepted=app.min_accepted * 4 // 5,
+            app=app,
+        )
