@@ -55,6 +55,9 @@ FANOUT = AppUnderLoad(
     20,
 )
 
+# Runs a scenario once with each app: the chain and the fan-out.
+EACH_APP = pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
+
 
 def _state_dir() -> Path:
     default = Path(__file__).resolve().parents[2] / "build" / "test-state-faults"

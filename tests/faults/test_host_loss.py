@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import (
-    FANOUT,
+    EACH_APP,
     HOSTS,
-    RELAY,
     ROUNDS,
     AppUnderLoad,
     await_everywhere,
@@ -41,11 +40,8 @@ def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], None]:
     return kill
 
 
-APPS = pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
-
-
 @pytest.mark.timeout(300 * ROUNDS)
-@APPS
+@EACH_APP
 def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
     cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:
@@ -64,7 +60,7 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
 
 
 @pytest.mark.timeout(300 * ROUNDS)
-@APPS
+@EACH_APP
 def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
     cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import (
-    FANOUT,
+    EACH_APP,
     HOSTS,
-    RELAY,
     ROUNDS,
     AppUnderLoad,
     await_everywhere,
@@ -104,7 +103,7 @@ def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
+@EACH_APP
 def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
     cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:
@@ -131,7 +130,7 @@ def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
 
 
 @pytest.mark.timeout(400 * ROUNDS)
-@pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
+@EACH_APP
 def test_everyHostKilledAtOnce_thenStarted_everyAcceptedExecutionEnds(
     cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
 ) -> None:
