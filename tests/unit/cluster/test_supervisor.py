@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -75,6 +78,51 @@ def test_down_leaderAlreadyDead_stillKillsItsOrphans(tmp_path: Path) -> None:
 
     child.wait(5)
     assert not child.is_running()
+
+
+@pytest.mark.timeout(30)
+def test_up_portHeldByAProcessStillExiting_waitsForItInsteadOfFailing(tmp_path: Path) -> None:
+    """What a SIGKILLed JVM looks like for a moment (CI saw `sand up` fail on it): its main
+    thread is a zombie, so it no longer counts as running, while another thread still holds
+    the listening socket; no process shows as its holder. Start-up waits for the port."""
+    config = _config(tmp_path)
+    port = _free_port()
+    exiting = subprocess.Popen(
+        [sys.executable, "-c", _LEADER_GONE_THREAD_HOLDS_PORT, str(port)],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert exiting.stdout is not None and exiting.stdout.readline() == b"LISTENING\n"
+        while psutil.Process(exiting.pid).status() != psutil.STATUS_ZOMBIE:
+            time.sleep(0.01)
+        code = "print('READY', flush=True); import time; time.sleep(60)"
+        sup = Supervisor(config, [_spec(config, "svc", code, ready_marker="READY", ports=(port,))])
+        [started] = sup.up()
+        assert not started.already_running
+        sup.down()
+    finally:
+        exiting.kill()
+        exiting.wait()
+
+
+_LEADER_GONE_THREAD_HOLDS_PORT = """
+import ctypes, socket, sys, threading, time
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+def close_later():
+    time.sleep(1.5)
+    s.close()
+threading.Thread(target=close_later).start()
+print("LISTENING", flush=True)
+ctypes.CDLL(None).pthread_exit(None)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @pytest.mark.timeout(30)

@@ -33,6 +33,7 @@ from sand.cluster.services import ServiceSpec, build_services, check_prerequisit
 
 Reporter = Callable[[str], None]
 _POLL_S = 0.1
+_PORT_GRACE_S = 10.0
 
 
 class StartError(Exception):
@@ -239,20 +240,21 @@ class Supervisor:
     def _check_ports(self, specs: Iterable[ServiceSpec]) -> None:
         for spec in specs:
             for port in spec.ports:
-                with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-                    # As the servers themselves do: connections of a previous run in
-                    # TIME-WAIT must not count as "in use", only a listener does.
-                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    try:
-                        probe.bind(("127.0.0.1", port))
-                    except OSError:
-                        holder = _port_holder(port)
+                # A service killed a moment ago may still hold its ports with no process
+                # to show for it: its main thread is already a zombie (so it no longer
+                # counts as running) while its other threads tear down, and the sockets
+                # close with the last of them. A listener with a live owner fails at once.
+                deadline = time.monotonic() + _PORT_GRACE_S
+                while not _port_free(port):
+                    holder = _port_holder(port)
+                    if holder or time.monotonic() >= deadline:
                         raise StartError(
                             spec.name,
                             f"port {port} is already in use{holder}; "
                             f"choose another in the config (see `sand config`)",
                             None,
-                        ) from None
+                        )
+                    time.sleep(_POLL_S)
 
     # -- down -----------------------------------------------------------------
 
@@ -478,6 +480,18 @@ def _tree_rss_mb(pid: int) -> float | None:
         return total / (1024 * 1024)
     except psutil.Error:
         return None
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # As the servers themselves do: connections of a previous run in TIME-WAIT must
+        # not count as "in use", only a listener does.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _port_holder(port: int) -> str:
