@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -14,14 +15,30 @@ from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Supervisor
 
-# Private ports: the defaults + 10000.
-TEST_PORTS = {
+# Private ports: the defaults + 10000, + $SAND_TEST_PORT_OFFSET (say 500) so that a second
+# checkout can run the suite at the same time on this machine (with its own SAND_TEST_STATE).
+PORT_OFFSET = int(os.environ.get("SAND_TEST_PORT_OFFSET", "0"))
+_TEST_PORTS: dict[str, dict[str, Any]] = {
     "kafka": {"port": 29092, "controller_port": 29093},
     "cassandra": {"cql_port": 29042, "storage_port": 27000, "jmx_port": 27199},
     "frontend": {"ports": [28081, 28082]},
     "host_agent": {"port": 28090},
     "nginx": {"port": 28080},
 }
+
+
+def shifted(ports: dict[str, dict[str, Any]], offset: int) -> dict[str, dict[str, Any]]:
+    """Every port of ``ports`` plus ``offset``."""
+    return {
+        section: {
+            key: [p + offset for p in value] if isinstance(value, list) else value + offset
+            for key, value in values.items()
+        }
+        for section, values in ports.items()
+    }
+
+
+TEST_PORTS = shifted(_TEST_PORTS, PORT_OFFSET)
 
 
 def test_state_dir() -> Path:

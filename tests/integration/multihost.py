@@ -33,6 +33,8 @@ from sand.cluster.fleet import ClusterStatus, cluster_status, kill_host
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Started, Supervisor
 
+from tests.integration.conftest import PORT_OFFSET, shifted
+
 MULTIHOST_PORTS: dict[str, dict[str, Any]] = {
     "kafka": {"port": 24092, "controller_port": 24093},
     "cassandra": {"cql_port": 24042, "storage_port": 22000, "jmx_port": 22199},
@@ -49,15 +51,7 @@ def multihost_config(
     """The config of a test cluster of ``hosts`` hosts; ``sections`` override any key
     (``kafka={"partitions": 8}``). ``port_offset`` shifts every port, for two such
     clusters at once (for example 100)."""
-    overrides: dict[str, dict[str, Any]] = {
-        section: {
-            key: [p + port_offset for p in value]
-            if isinstance(value, list)
-            else value + port_offset
-            for key, value in ports.items()
-        }
-        for section, ports in MULTIHOST_PORTS.items()
-    }
+    overrides: dict[str, dict[str, Any]] = shifted(MULTIHOST_PORTS, port_offset + PORT_OFFSET)
     for section, values in {**FAST, **sections}.items():
         overrides.setdefault(section, {}).update(values)
     overrides.setdefault("cluster", {}).update(state_dir=str(state_dir), hosts=hosts)

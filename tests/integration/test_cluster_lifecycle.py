@@ -86,15 +86,16 @@ def test_statusCli_printsEveryServiceAndExitsZero(
     from sand.cli import cli
 
     monkeypatch.setenv("SAND_STATE_DIR", str(cluster_config.state_dir))
+    ports = cluster_config.ports
     for section, values in {
-        "KAFKA_PORT": 29092,
-        "KAFKA_CONTROLLER_PORT": 29093,
-        "CASSANDRA_CQL_PORT": 29042,
-        "CASSANDRA_STORAGE_PORT": 27000,
-        "CASSANDRA_JMX_PORT": 27199,
-        "FRONTEND_PORTS": "28081,28082",
-        "HOST_AGENT_PORT": 28090,
-        "NGINX_PORT": 28080,
+        "KAFKA_PORT": ports.kafka,
+        "KAFKA_CONTROLLER_PORT": ports.kafka_controller,
+        "CASSANDRA_CQL_PORT": ports.cassandra_cql,
+        "CASSANDRA_STORAGE_PORT": ports.cassandra_storage,
+        "CASSANDRA_JMX_PORT": ports.cassandra_jmx,
+        "FRONTEND_PORTS": ",".join(str(p) for p in ports.frontends),
+        "HOST_AGENT_PORT": ports.host_agent,
+        "NGINX_PORT": ports.nginx,
     }.items():
         monkeypatch.setenv(f"SAND_{section}", str(values))
     result = CliRunner().invoke(cli, ["status", "--json"])
