@@ -83,6 +83,22 @@ const i32 GDATA_MAX_VALUE_BYTES = 1048576  // a stored (encoded) value, refused 
 const i32 GDATA_TIMEOUT_MS = 10000         // how long an instance waits for the agent's reply
 const i32 GDATA_REPLY_TTL_S = 60           // a reply nobody took (its grain gave up) expires
 
+// -- identity (decision 0017): users, bearer tokens, the frontends' word to the host agents --
+const string NAME_USER = "[a-z][a-z0-9-]{0,31}"          // a user name
+const string TOKEN_PREFIX = "sand_"                      // a token: this, then 43 base64url characters (256 random bits)
+const string ROLE_ADMIN = "admin"                        // manages users and tokens, sees every app
+const string ROLE_USER = "user"                          // sees, deploys and invokes its own apps
+const string FILE_INTERNAL_SECRET = "conf/internal.secret" // under the state dir, 0600: the agents' shared secret
+const string FILE_ADMIN_TOKEN = "conf/admin.token"       // under the state dir, 0600: the first admin's token
+// A host agent answers only requests that carry its secret (every path but /health); a
+// frontend says on whose behalf it forwards. A request with the secret and no user is the
+// system's own (bootstrap, the cluster's tools): admin.
+const string HEADER_INTERNAL = "X-Sand-Internal"
+const string HEADER_USER = "X-Sand-User"
+const string HEADER_ROLE = "X-Sand-Role"
+const string HEADER_TOKEN_ID = "X-Sand-Token-Id"
+const string HEADER_TOKEN_HASH = "X-Sand-Token-Hash"     // lowercase hex SHA-256 of a token, to look it up
+
 // -- sandboxes (containers) --
 const string LABEL_OWNER = "dev.sand.owner"  // host id of the agent that created it; orphans are removed at start-up
 const string LABEL_APP = "dev.sand.app"      // the application it isolates

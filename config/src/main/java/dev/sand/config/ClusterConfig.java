@@ -29,7 +29,7 @@ import java.util.Set;
  *                "keyspace": "sand"},
  *  "docker": {"host": "unix:///abs/state/run/docker.sock", "enabled": true},
  *  "frontend": {"ports": [18081, 18082], "max_payload_kb": 256},
- *  "host_agent": {"port": 18090, "bind": "127.0.0.1"},
+ *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
  *  "nginx": {"port": 18080},
  *  "hosts": [{"id": "host-1", "redis_socket": "/abs/state/run/redis.sock",
  *             "agent_url": "http://127.0.0.1:18090"}]}
@@ -174,7 +174,8 @@ public record ClusterConfig(
             s ->
                 new HostAgentConfig(
                     s.integer("port"),
-                    s.has("bind") ? s.text("bind") : HostAgentConfig.DEFAULT_BIND)),
+                    s.has("bind") ? s.text("bind") : HostAgentConfig.DEFAULT_BIND,
+                    s.has("secret") ? s.text("secret") : "")),
         top.section("nginx", s -> new NginxConfig(s.integer("port"))),
         sandbox(top),
         top.has("hosts")

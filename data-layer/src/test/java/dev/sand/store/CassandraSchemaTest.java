@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(7)
+        .hasSize(11)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -30,6 +30,24 @@ class CassandraSchemaTest {
             apps ->
                 assertThat(apps)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.apps ")
-                    .contains("app text PRIMARY KEY", "archive blob"));
+                    .contains("app text PRIMARY KEY", "archive blob"),
+            users ->
+                assertThat(users)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.users ")
+                    .contains("name text PRIMARY KEY", "role text"),
+            tokens ->
+                assertThat(tokens)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.tokens ")
+                    .contains("id text PRIMARY KEY", "hash text")
+                    // only the hash of a token is ever stored
+                    .doesNotContain("token text"),
+            hashes ->
+                assertThat(hashes)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.token_hashes ")
+                    .contains("hash text PRIMARY KEY"),
+            owners ->
+                assertThat(owners)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.app_owners ")
+                    .contains("app text PRIMARY KEY", "owner text"));
   }
 }

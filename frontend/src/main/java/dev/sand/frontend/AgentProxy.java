@@ -1,5 +1,8 @@
 package dev.sand.frontend;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.contracts.Caller;
+import dev.sand.contracts.contractsConstants;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,10 +23,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Forwards the management API ({@code /v1/apps...} except invoke) to this host's agent: same
- * method, path and query; the request body and the answer are streamed, never buffered whole, so a
- * 64 MiB upload costs a few buffers and NDJSON progress lines reach the client as the agent writes
- * them.
+ * Forwards the management API ({@code /v1/apps...} except invoke, users and tokens) to a host
+ * agent, with the agent's secret and the caller (decision 0017): same method, path and query; the
+ * request body and the answer are streamed, never buffered whole, so a 64 MiB upload costs a few
+ * buffers and NDJSON progress lines reach the client as the agent writes them.
  *
  * <p>Blocking: {@link #forward} holds the calling thread for the whole exchange (deploys are rare;
  * invocations never come here). Thread-safe.
@@ -35,18 +38,32 @@ final class AgentProxy {
   static final long MAX_BODY_BYTES = 64L * 1024 * 1024;
 
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  private static final String PRINCIPAL_PATH = "/internal/principal";
 
   /** Until the agent's status line and headers; the streamed body afterwards has no limit. */
   private static final Duration HEADERS_TIMEOUT = Duration.ofMinutes(2);
 
+  /** How long a token lookup may take before the request is answered 503. */
+  private static final Duration LOOKUP_TIMEOUT = Duration.ofSeconds(5);
+
+  private static final int MAX_SMALL_ANSWER = 1024 * 1024;
+
   private final String address;
   private final URI base;
+  private final String secret;
   private final HttpClient client;
 
-  /** The agent at {@code base} ({@code http://host:port}). */
-  AgentProxy(URI base) {
+  /** An agent's answer read whole (small answers only). */
+  record Answer(int status, String contentType, byte[] body) {}
+
+  /**
+   * The agent at {@code base} ({@code http://host:port}), which answers callers holding {@code
+   * secret} only (decision 0017).
+   */
+  AgentProxy(URI base, String secret) {
     this.address = base.getHost() + ":" + base.getPort();
     this.base = base;
+    this.secret = secret;
     this.client =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -61,7 +78,7 @@ final class AgentProxy {
    * when it does not answer within {@link #HEADERS_TIMEOUT}, 413 for a body over {@link
    * #MAX_BODY_BYTES}.
    */
-  void forward(Request request, Response response, Callback callback) {
+  void forward(Request request, Response response, Callback callback, Caller caller) {
     long length = request.getLength();
     if (length > MAX_BODY_BYTES) {
       JsonHttp.error(
@@ -79,6 +96,7 @@ final class AgentProxy {
             .method(request.getMethod(), body(request, length));
     copyHeader(request, forward, HttpHeader.CONTENT_TYPE);
     copyHeader(request, forward, HttpHeader.ACCEPT);
+    onBehalfOf(forward, caller);
     // deploys print progress for minutes; Jetty's idle timeout must not cut the stream
     request.addIdleTimeoutListener(timeout -> false);
 
@@ -138,21 +156,107 @@ final class AgentProxy {
   }
 
   /**
-   * The body of {@code GET path} when the agent answers 200; empty on any other answer or when it
-   * cannot be reached. Blocking, bounded by the request timeout.
+   * Forwards {@code request} (a small one: users and tokens) and returns the agent's whole answer,
+   * so that the caller can act on it before answering. Blocking.
+   *
+   * @throws IOException when the agent cannot be reached or its answer is over 1 MiB
    */
-  Optional<byte[]> get(String path) {
+  Answer exchange(Request request, Caller caller) throws IOException, InterruptedException {
+    String query = request.getHttpURI().getQuery();
+    URI target = base.resolve(request.getHttpURI().getPath() + (query == null ? "" : "?" + query));
+    HttpRequest.Builder forward =
+        HttpRequest.newBuilder(target)
+            .timeout(LOOKUP_TIMEOUT)
+            .method(request.getMethod(), body(request, request.getLength()));
+    copyHeader(request, forward, HttpHeader.CONTENT_TYPE);
+    onBehalfOf(forward, caller);
+    HttpResponse<InputStream> answer =
+        client.send(forward.build(), HttpResponse.BodyHandlers.ofInputStream());
+    try (InputStream in = answer.body()) {
+      byte[] body = in.readNBytes(MAX_SMALL_ANSWER + 1);
+      if (body.length > MAX_SMALL_ANSWER) {
+        throw new IOException("the host agent's answer is over " + MAX_SMALL_ANSWER + " bytes");
+      }
+      return new Answer(
+          answer.statusCode(),
+          answer.headers().firstValue("content-type").orElse("application/json"),
+          body);
+    }
+  }
+
+  /**
+   * The body of {@code GET path} for {@code caller} when the agent answers 200; empty on any other
+   * answer or when it cannot be reached. Blocking, bounded by the request timeout.
+   */
+  Optional<byte[]> get(String path, Caller caller) {
     try {
+      HttpRequest.Builder get = HttpRequest.newBuilder(base.resolve(path)).timeout(HEADERS_TIMEOUT);
+      onBehalfOf(get, caller);
       HttpResponse<byte[]> answer =
-          client.send(
-              HttpRequest.newBuilder(base.resolve(path)).timeout(HEADERS_TIMEOUT).GET().build(),
-              HttpResponse.BodyHandlers.ofByteArray());
+          client.send(get.GET().build(), HttpResponse.BodyHandlers.ofByteArray());
       return answer.statusCode() == 200 ? Optional.of(answer.body()) : Optional.empty();
     } catch (IOException e) {
       return Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
+    }
+  }
+
+  /**
+   * The caller whose token has SHA-256 {@code hash}, as the agent finds it in the global data
+   * layer; empty when no valid token has it.
+   *
+   * @throws Authenticator.Unavailable when the agent cannot answer now
+   */
+  Optional<Caller> principal(String hash) {
+    HttpRequest.Builder get =
+        HttpRequest.newBuilder(base.resolve(PRINCIPAL_PATH))
+            .timeout(LOOKUP_TIMEOUT)
+            .header(contractsConstants.HEADER_TOKEN_HASH, hash);
+    onBehalfOf(get, Caller.SYSTEM);
+    HttpResponse<byte[]> answer;
+    try {
+      answer = client.send(get.GET().build(), HttpResponse.BodyHandlers.ofByteArray());
+    } catch (IOException e) {
+      throw new Authenticator.Unavailable(
+          "tokens cannot be checked now: host agent at " + address + ": " + describe(e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new Authenticator.Unavailable("interrupted while checking the token");
+    }
+    if (answer.statusCode() == 404) {
+      return Optional.empty();
+    }
+    if (answer.statusCode() != 200) {
+      throw new Authenticator.Unavailable(
+          "tokens cannot be checked now: host agent at "
+              + address
+              + " answered "
+              + answer.statusCode()
+              + " "
+              + new String(answer.body(), java.nio.charset.StandardCharsets.UTF_8));
+    }
+    try {
+      JsonNode doc = JsonHttp.MAPPER.readTree(answer.body());
+      return Optional.of(
+          Caller.of(
+              doc.path("user").asText(), doc.path("role").asText(), doc.path("token_id").asText()));
+    } catch (IOException | IllegalArgumentException e) {
+      throw new Authenticator.Unavailable(
+          "the host agent at " + address + " answered a token lookup with " + e.getMessage());
+    }
+  }
+
+  /** The agent's own headers: its secret, and for whom the request is made. */
+  private void onBehalfOf(HttpRequest.Builder forward, Caller caller) {
+    forward.header(contractsConstants.HEADER_INTERNAL, secret);
+    if (caller.user() != null) {
+      forward.header(contractsConstants.HEADER_USER, caller.user());
+      forward.header(contractsConstants.HEADER_ROLE, caller.role());
+      if (caller.tokenId() != null) {
+        forward.header(contractsConstants.HEADER_TOKEN_ID, caller.tokenId());
+      }
     }
   }
 

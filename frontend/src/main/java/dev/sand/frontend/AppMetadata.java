@@ -23,6 +23,8 @@ import java.util.Set;
  *     turned off to measure what backups cost)
  * @param localGrains the grains placed on the host whose metadata this is (decision 0013); empty
  *     when the metadata does not say (an agent from before placement: every grain runs there)
+ * @param owner the user who owns the app (decision 0017); empty for an app deployed before users
+ *     existed, which only admins see
  */
 record AppMetadata(
     String name,
@@ -30,13 +32,15 @@ record AppMetadata(
     Map<String, String> entryGrains,
     OptionalInt payloadKb,
     boolean backups,
-    Optional<Set<String>> localGrains) {
+    Optional<Set<String>> localGrains,
+    Optional<String> owner) {
 
   AppMetadata {
     Names.requireApp(name);
     entryGrains = Collections.unmodifiableMap(new LinkedHashMap<>(entryGrains));
     entryGrains.values().forEach(Names::requireGrain);
     localGrains = localGrains.map(Set::copyOf);
+    owner = owner == null ? Optional.empty() : owner;
   }
 
   /** Whether the host of this metadata runs {@code grain} (can take events for it locally). */
@@ -87,6 +91,7 @@ record AppMetadata(
             ? OptionalInt.of(payloadKb.asInt())
             : OptionalInt.empty(),
         doc.path("backups").asBoolean(true),
-        localGrains);
+        localGrains,
+        doc.path("owner").isTextual() ? Optional.of(doc.get("owner").asText()) : Optional.empty());
   }
 }

@@ -5,6 +5,7 @@ import dev.sand.contracts.Names;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -38,15 +39,18 @@ public final class Frontend implements AutoCloseable {
   private HostLinks hosts;
   private KafkaEntry kafkaEntry;
 
-  private Frontend(ClusterConfig config, int port) {
+  private final Authenticator.Lookup tokenLookup;
+
+  private Frontend(ClusterConfig config, int port, Authenticator.Lookup tokenLookup) {
     this.config = config;
     this.requestedPort = port;
+    this.tokenLookup = tokenLookup;
     // bounded pool: synchronous invocations wait without a thread; only proxied deploys hold one
     QueuedThreadPool threads = new QueuedThreadPool(64, 4);
     threads.setName("http");
     server = new Server(threads);
     connector = new ServerConnector(server, 1, 1);
-    // nginx on the same host is the only client; the management API has no authentication yet
+    // nginx on the same host is the only client (every /v1 call carries a bearer token)
     connector.setHost("127.0.0.1");
     connector.setPort(port);
     server.addConnector(connector);
@@ -62,7 +66,17 @@ public final class Frontend implements AutoCloseable {
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port must be 0..65535, got " + port);
     }
-    return new Frontend(config, port);
+    return new Frontend(config, port, null);
+  }
+
+  /**
+   * As {@link #create(ClusterConfig, int)}, with tokens looked up by {@code tokenLookup} (tests).
+   */
+  static Frontend create(ClusterConfig config, int port, Authenticator.Lookup tokenLookup) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port must be 0..65535, got " + port);
+    }
+    return new Frontend(config, port, tokenLookup);
   }
 
   /**
@@ -83,14 +97,29 @@ public final class Frontend implements AutoCloseable {
     kafkaEntry = new KafkaEntry(config.kafka(), "sand-" + frontendId);
     try {
       hosts =
-          new HostLinks(config.hosts(), config.redis().password(), frontendId, pending, kafkaEntry);
+          new HostLinks(
+              config.hosts(),
+              config.redis().password(),
+              config.hostAgent().secret(),
+              frontendId,
+              pending,
+              kafkaEntry);
     } catch (IllegalStateException e) {
       closeConnector();
       kafkaEntry.close();
       throw e;
     }
     InvokeRoute invoke = new InvokeRoute(hosts, pending, config.frontend().maxPayloadBytes());
-    Routes routes = new Routes(this::identity, hosts, invoke);
+    HostLinks linked = hosts;
+    Authenticator auth =
+        new Authenticator(
+            tokenLookup != null ? tokenLookup : hash -> linked.agent().principal(hash),
+            System::nanoTime);
+    List<Integer> others =
+        config.frontend().ports().stream().filter(p -> p != connector.getLocalPort()).toList();
+    FrontendPeers peers = new FrontendPeers(others, config.hostAgent().secret());
+    Routes routes =
+        new Routes(this::identity, hosts, invoke, auth, peers, config.hostAgent().secret());
     server.setHandler(new GracefulHandler(routes));
     try {
       server.start();

@@ -38,9 +38,9 @@ final class HostLinks implements AutoCloseable {
     volatile ReplyDispatcher dispatcher;
     private volatile long suspectUntilNanos;
 
-    Link(HostEntry host) {
+    Link(HostEntry host, String agentSecret) {
       this.host = host;
-      this.agent = new AgentProxy(host.agentUrl());
+      this.agent = new AgentProxy(host.agentUrl(), agentSecret);
     }
 
     boolean connected() {
@@ -78,6 +78,7 @@ final class HostLinks implements AutoCloseable {
   HostLinks(
       List<HostEntry> hosts,
       String redisPassword,
+      String agentSecret,
       String frontendId,
       PendingReplies pending,
       KafkaEntry kafka) {
@@ -86,7 +87,7 @@ final class HostLinks implements AutoCloseable {
     this.pending = pending;
     this.kafka = kafka;
     for (HostEntry host : hosts) {
-      Link link = new Link(host);
+      Link link = new Link(host, agentSecret);
       links.add(link);
       try {
         connect(link);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.sand.bus.redis.LocalBusException;
+import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
@@ -77,13 +78,13 @@ final class InvokeRoute {
   }
 
   /** Handles one invocation of {@code app} (the raw path segment); completes {@code callback}. */
-  void handle(String app, Request request, Response response, Callback callback) {
+  void handle(String app, Caller caller, Request request, Response response, Callback callback) {
     Invocation invocation;
     Duration timeout;
     HostLinks.Target target;
     try {
       Fields query = Request.extractQueryParameters(request);
-      target = application(app, null);
+      target = application(app, null, caller);
       AppMetadata metadata = target.app();
       boolean sync = mode(query.getValue("mode"));
       String workflow = workflow(metadata, query.getValue("workflow"));
@@ -91,7 +92,7 @@ final class InvokeRoute {
       if (!metadata.runs(entry)) {
         // placement (decision 0013): this host runs the app but not the grain that takes the
         // workflow's first event; a host that does takes the invocation
-        target = application(app, entry);
+        target = application(app, entry, caller);
       }
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
       boolean viaKafka = via(query.getValue("via"));
@@ -129,7 +130,7 @@ final class InvokeRoute {
         Optional<HostLinks.Target> other = Optional.empty();
         if (hostFailed && tries < hosts.size()) {
           try {
-            other = Optional.of(application(app, invocation.entryGrain()));
+            other = Optional.of(application(app, invocation.entryGrain(), caller));
           } catch (Refused refused) {
             // no other host runs it: answer with this error
           }
@@ -222,9 +223,9 @@ final class InvokeRoute {
 
   /**
    * A host that runs {@code app} (and, unless null, its grain {@code entry}), in rotation, and its
-   * metadata.
+   * metadata; refused as not deployed when {@code caller} may not use it.
    */
-  private HostLinks.Target application(String app, String entry) throws Refused {
+  private HostLinks.Target application(String app, String entry, Caller caller) throws Refused {
     try {
       Names.requireApp(app);
     } catch (IllegalArgumentException e) {
@@ -238,6 +239,8 @@ final class InvokeRoute {
               link ->
                   link.catalog
                       .find(app)
+                      // another user's app is answered as a missing one (decision 0017)
+                      .filter(m -> caller.mayUse(m.owner()))
                       .filter(m -> entry == null || m.runs(entry))
                       .map(m -> new HostLinks.Target(link, m)));
     } catch (LocalBusException e) {

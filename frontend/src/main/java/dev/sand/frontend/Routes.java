@@ -2,9 +2,13 @@ package dev.sand.frontend;
 
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
+import dev.sand.contracts.Tokens;
+import dev.sand.contracts.contractsConstants;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,12 +20,21 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The frontend's routes (described in {@code frontend/openapi.yaml}):
  *
+ * <p>Every route but {@code /health} needs a bearer token ({@link Authenticator}): 401 without a
+ * valid one. A caller sees only the apps they may use ({@link Caller#mayUse}): another user's app
+ * or execution answers 404 as a missing one does (decision 0017).
+ *
  * <ul>
  *   <li>{@code GET /health}: 200, or 503 when Redis does not answer
+ *   <li>{@code GET /v1/whoami}, {@code /v1/users...}, {@code /v1/tokens...}: forwarded to a host
+ *       agent; a change flushes every frontend's token cache before it is answered
+ *   <li>{@code POST /internal/auth/flush}: with the agents' secret only, drops the token cache
  *   <li>{@code POST /v1/apps/{app}/invoke}: {@link InvokeRoute}
  *   <li>{@code GET /v1/executions/{id}}: the status document in Redis, else the execution's record
  *       in Cassandra (through the host agent)
@@ -36,14 +49,29 @@ import org.eclipse.jetty.util.Callback;
  * synchronous invocations wait without a thread (see {@link InvokeRoute}).
  */
 final class Routes extends Handler.Abstract {
+  private static final Logger LOG = LoggerFactory.getLogger(Routes.class);
+  private static final List<String> FLUSH = List.of("internal", "auth", "flush");
+
   private final Supplier<Map<String, Object>> identity;
   private final HostLinks hosts;
   private final InvokeRoute invoke;
+  private final Authenticator auth;
+  private final FrontendPeers peers;
+  private final String secret;
 
-  Routes(Supplier<Map<String, Object>> identity, HostLinks hosts, InvokeRoute invoke) {
+  Routes(
+      Supplier<Map<String, Object>> identity,
+      HostLinks hosts,
+      InvokeRoute invoke,
+      Authenticator auth,
+      FrontendPeers peers,
+      String secret) {
     this.identity = identity;
     this.hosts = hosts;
     this.invoke = invoke;
+    this.auth = auth;
+    this.peers = peers;
+    this.secret = secret;
   }
 
   @Override
@@ -55,34 +83,114 @@ final class Routes extends Handler.Abstract {
       if (allowed(method, response, callback, path, "GET", "HEAD")) {
         health(response, callback);
       }
-    } else if (parts.equals(List.of("v1", "apps"))) {
+      return true;
+    }
+    if (parts.equals(FLUSH)) {
+      if (allowed(method, response, callback, path, "POST")) {
+        flush(request, response, callback);
+      }
+      return true;
+    }
+    Caller caller;
+    try {
+      caller = auth.authenticate(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+    } catch (Authenticator.Refused e) {
+      response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"sand\"");
+      JsonHttp.error(response, callback, HttpStatus.UNAUTHORIZED_401, e.getMessage());
+      return true;
+    } catch (Authenticator.Unavailable e) {
+      JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
+      return true;
+    }
+    if (parts.equals(List.of("v1", "apps"))) {
       if (allowed(method, response, callback, path, "GET", "POST")) {
-        hosts.agent().forward(request, response, callback);
+        hosts.agent().forward(request, response, callback, caller);
       }
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "apps"))) {
       if (allowed(method, response, callback, path, "GET", "DELETE")) {
-        forwardForApp(parts.get(2), request, response, callback);
+        forwardForApp(parts.get(2), request, response, callback, caller);
       }
     } else if (parts.size() == 4
         && parts.subList(0, 2).equals(List.of("v1", "apps"))
         && "logs".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "GET")) {
-        forwardForApp(parts.get(2), request, response, callback);
+        forwardForApp(parts.get(2), request, response, callback, caller);
       }
     } else if (parts.size() == 4
         && parts.subList(0, 2).equals(List.of("v1", "apps"))
         && "invoke".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "POST")) {
-        invoke.handle(parts.get(2), request, response, callback);
+        invoke.handle(parts.get(2), caller, request, response, callback);
       }
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
       if (allowed(method, response, callback, path, "GET")) {
-        execution(parts.get(2), request, response, callback);
+        execution(parts.get(2), caller, request, response, callback);
+      }
+    } else if (parts.equals(List.of("v1", "whoami"))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        access(request, response, callback, caller);
+      }
+    } else if (parts.size() == 2
+        && List.of("users", "tokens").contains(parts.get(1))
+        && "v1".equals(parts.get(0))) {
+      if (allowed(method, response, callback, path, "GET", "POST")) {
+        access(request, response, callback, caller);
+      }
+    } else if (parts.size() == 3
+        && List.of("users", "tokens").contains(parts.get(1))
+        && "v1".equals(parts.get(0))) {
+      if (allowed(method, response, callback, path, "DELETE")) {
+        access(request, response, callback, caller);
       }
     } else {
       JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
     }
     return true;
+  }
+
+  /** {@code POST /internal/auth/flush}: another frontend says users or tokens changed. */
+  private void flush(Request request, Response response, Callback callback) {
+    if (!Tokens.sameSecret(secret, request.getHeaders().get(contractsConstants.HEADER_INTERNAL))) {
+      JsonHttp.error(
+          response, callback, HttpStatus.UNAUTHORIZED_401, "for SAND's own services only");
+      return;
+    }
+    auth.flush();
+    JsonHttp.send(response, callback, HttpStatus.OK_200, Map.of("flushed", true));
+  }
+
+  /**
+   * Users and tokens: kept by the host agents. A change is answered only once every frontend (this
+   * one first) dropped the tokens it had cached, so a revoked token is refused at once everywhere.
+   */
+  private void access(Request request, Response response, Callback callback, Caller caller) {
+    AgentProxy.Answer answer;
+    try {
+      answer = hosts.agent().exchange(request, caller);
+    } catch (IOException e) {
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "users and tokens cannot be reached now: " + e.getMessage());
+      return;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      callback.failed(e);
+      return;
+    }
+    boolean changed = !"GET".equals(request.getMethod()) && answer.status() / 100 == 2;
+    if (changed) {
+      auth.flush();
+      List<Integer> missed = peers.flushAll();
+      if (!missed.isEmpty()) {
+        LOG.atWarn().addKeyValue("frontends", missed).log("token change not confirmed by all");
+      }
+    }
+    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+    response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+    response.setStatus(answer.status());
+    response.write(true, java.nio.ByteBuffer.wrap(answer.body()), callback);
   }
 
   /** The non-empty segments of {@code path}; a trailing slash is tolerated. */
@@ -148,7 +256,8 @@ final class Routes extends Handler.Abstract {
     JsonHttp.send(response, callback, HttpStatus.OK_200, body);
   }
 
-  private void forwardForApp(String app, Request request, Response response, Callback callback) {
+  private void forwardForApp(
+      String app, Request request, Response response, Callback callback, Caller caller) {
     try {
       Names.requireApp(app);
     } catch (IllegalArgumentException e) {
@@ -159,10 +268,11 @@ final class Routes extends Handler.Abstract {
           "no application '" + app + "': " + e.getMessage());
       return;
     }
-    hosts.agent().forward(request, response, callback);
+    hosts.agent().forward(request, response, callback, caller);
   }
 
-  private void execution(String id, Request request, Response response, Callback callback) {
+  private void execution(
+      String id, Caller caller, Request request, Response response, Callback callback) {
     try {
       Names.requireExecutionId(id);
     } catch (IllegalArgumentException e) {
@@ -202,20 +312,52 @@ final class Routes extends Handler.Abstract {
     if (doc.isEmpty() && running.isPresent()) {
       Optional<byte[]> stillRunning = running;
       doc =
-          someHostAway ? hosts.agent().get("/v1/executions/" + id).or(() -> stillRunning) : running;
+          someHostAway
+              ? hosts.agent().get("/v1/executions/" + id, caller).or(() -> stillRunning)
+              : running;
     }
     if (doc.isEmpty() && failure != null && hosts.size() == 1) {
       JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, failure.getMessage());
       return;
     }
+    if (doc.isPresent() && !caller.admin()) {
+      Optional<Boolean> mayUse = mayUseAppOf(doc.get(), caller);
+      if (mayUse.isEmpty()) {
+        // its app is no longer deployed: the agent knows the app's owner (and the record)
+        doc = Optional.empty();
+      } else if (!mayUse.get()) {
+        JsonHttp.error(
+            response, callback, HttpStatus.NOT_FOUND_404, "no execution '" + id + "' is recorded");
+        return;
+      }
+    }
     if (doc.isEmpty()) {
       // Redis forgot it (after an hour) or never had it (its host died): the host agent reads
       // the execution records of the global data layer
-      hosts.agent().forward(request, response, callback);
+      hosts.agent().forward(request, response, callback, caller);
       return;
     }
     response.getHeaders().put(InvokeRoute.EXECUTION_HEADER, id);
     JsonHttp.sendJson(response, callback, HttpStatus.OK_200, doc.get());
+  }
+
+  /**
+   * Whether {@code caller} may see the execution whose document is {@code doc}, by the owner of its
+   * app in the app's metadata; empty when no host has the app's metadata.
+   */
+  private Optional<Boolean> mayUseAppOf(byte[] doc, Caller caller) {
+    String app;
+    try {
+      app = Names.requireApp(ResultDocument.parse(doc).app());
+    } catch (IllegalArgumentException e) {
+      // not a document of an app anybody owns: for admins only
+      return Optional.of(false);
+    }
+    try {
+      return hosts.first(link -> link.catalog.find(app)).map(m -> caller.mayUse(m.owner()));
+    } catch (LocalBusException | IllegalStateException e) {
+      return Optional.empty();
+    }
   }
 
   private static boolean running(byte[] doc) {

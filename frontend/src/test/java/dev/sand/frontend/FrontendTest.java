@@ -12,7 +12,9 @@ import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.config.ClusterConfig;
+import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
+import dev.sand.contracts.Tokens;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -46,9 +48,26 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class FrontendTest {
   static final String HOST = "host-1";
+  // the tests' users: ada owns hello; bob owns nothing
+  static final String ADA = Tokens.generate();
+  static final String BOB = Tokens.generate();
+  static final String BEARER = "Bearer " + ADA;
+  static final String SECRET = "agents-secret";
+  static final List<String> LOOKUPS = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+  static Optional<Caller> lookup(String hash) {
+    LOOKUPS.add(hash);
+    if (hash.equals(Tokens.hash(ADA))) {
+      return Optional.of(Caller.of("ada", "user", "tok_ada"));
+    }
+    return hash.equals(Tokens.hash(BOB))
+        ? Optional.of(Caller.of("bob", "user", "tok_bob"))
+        : Optional.empty();
+  }
+
   static final String APP_DOC =
       """
-      {"name": "hello", "version": 3, "default_workflow": "main",
+      {"name": "hello", "version": 3, "default_workflow": "main", "owner": "ada",
        "workflows": {"main": {"entry_grain": "upper"}, "other": {"entry_grain": "greet"}},
        "grains": ["upper", "greet"], "backups": false,
        "limits": {"timeout_s": 30, "memory_mb": 512, "max_concurrency": 64, "payload_kb": 256}}
@@ -98,14 +117,15 @@ class FrontendTest {
          "cassandra": {"contact_point": "127.0.0.1:1", "datacenter": "dc1", "keyspace": "sand"},
          "docker": {"host": "unix:///abs/docker.sock", "enabled": false},
          "frontend": {"ports": [18081], "max_payload_kb": %d},
-         "host_agent": {"port": %d},
+         "host_agent": {"port": %d, "secret": "%s"},
          "nginx": {"port": 18080}}
         """
-            .formatted(HOST, socket, maxPayloadKb, agentPort));
+            .formatted(HOST, socket, maxPayloadKb, agentPort, SECRET));
   }
 
   private Frontend start(int agentPort, int maxPayloadKb) {
-    frontend = Frontend.create(config(redis.socket(), agentPort, maxPayloadKb), 0);
+    frontend =
+        Frontend.create(config(redis.socket(), agentPort, maxPayloadKb), 0, FrontendTest::lookup);
     frontend.start();
     return frontend;
   }
@@ -121,8 +141,18 @@ class FrontendTest {
   }
 
   private HttpResponse<String> send(String method, String path, String body) throws Exception {
+    return send(method, path, body, BEARER);
+  }
+
+  private HttpResponse<String> send(String method, String path, String body, String authorization)
+      throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + frontend.port() + path));
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
     return http.send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + frontend.port() + path))
+        request
             .method(
                 method,
                 body == null
@@ -348,7 +378,8 @@ class FrontendTest {
     long ttlMs = bus.call("PTTL", c -> c.pttl(Keys.result(id).getBytes(StandardCharsets.UTF_8)));
     assertThat(ttlMs).isBetween(Duration.ofMinutes(59).toMillis(), Duration.ofHours(1).toMillis());
 
-    String done = "{\"execution_id\":\"" + id + "\",\"status\":\"SUCCEEDED\",\"output\":3}";
+    String done =
+        "{\"execution_id\":\"" + id + "\",\"app\":\"hello\",\"status\":\"SUCCEEDED\",\"output\":3}";
     bus.set(Keys.result(id), done.getBytes(StandardCharsets.UTF_8), Duration.ofHours(1));
     HttpResponse<String> finished = send("GET", "/v1/executions/" + id, null);
     assertThat(finished.statusCode()).isEqualTo(200);
@@ -377,6 +408,7 @@ class FrontendTest {
                         "http://127.0.0.1:"
                             + frontend.port()
                             + "/v1/apps/backed/invoke?timeout_s=5"))
+                .header("Authorization", BEARER)
                 .POST(HttpRequest.BodyPublishers.ofString("{}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
@@ -438,7 +470,7 @@ class FrontendTest {
   void invoke_noWorkflowNoDefault_returns400() throws Exception {
     bus.set(
         Keys.app("nodefault"),
-        "{\"name\":\"nodefault\",\"workflows\":{\"a\":{\"entry_grain\":\"g\"}}}"
+        "{\"name\":\"nodefault\",\"owner\":\"ada\",\"workflows\":{\"a\":{\"entry_grain\":\"g\"}}}"
             .getBytes(StandardCharsets.UTF_8),
         null);
     start();
@@ -475,6 +507,7 @@ class FrontendTest {
         http.send(
             HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + frontend.port() + "/v1/apps/hello/invoke"))
+                .header("Authorization", BEARER)
                 .POST(
                     HttpRequest.BodyPublishers.ofInputStream(
                         () -> new java.io.ByteArrayInputStream(big)))
@@ -547,7 +580,13 @@ class FrontendTest {
                     + " "
                     + exchange.getRequestURI()
                     + " "
-                    + in.readAllBytes().length);
+                    + in.readAllBytes().length
+                    + " "
+                    + exchange.getRequestHeaders().getFirst("X-Sand-Internal")
+                    + " "
+                    + exchange.getRequestHeaders().getFirst("X-Sand-User")
+                    + " "
+                    + exchange.getRequestHeaders().getFirst("X-Sand-Role"));
           }
           exchange.getResponseHeaders().set("Content-Type", "application/x-ndjson");
           exchange.sendResponseHeaders(200, 0);
@@ -570,6 +609,7 @@ class FrontendTest {
         http.send(
             HttpRequest.newBuilder(
                     URI.create("http://127.0.0.1:" + frontend.port() + "/v1/apps?force=1"))
+                .header("Authorization", BEARER)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(tar))
                 .header("Content-Type", "application/x-tar")
                 .timeout(Duration.ofSeconds(20))
@@ -583,7 +623,9 @@ class FrontendTest {
     firstLineSeen.countDown();
     assertThat(lines.next()).isEqualTo("{\"status\":\"deployed\",\"app\":{}}");
     assertThat(lines.hasNext()).isFalse();
-    assertThat(received.get()).isEqualTo("POST /v1/apps?force=1 " + tar.length);
+    // the agent learns the caller from the frontend, which proves it with the agents' secret
+    assertThat(received.get())
+        .isEqualTo("POST /v1/apps?force=1 " + tar.length + " " + SECRET + " ada user");
   }
 
   /** GET and DELETE on an application are forwarded with their status and body. */
@@ -647,6 +689,7 @@ class FrontendTest {
           http.sendAsync(
               HttpRequest.newBuilder(
                       URI.create("http://127.0.0.1:" + frontend.port() + "/v1/apps/hello/invoke"))
+                  .header("Authorization", BEARER)
                   .POST(HttpRequest.BodyPublishers.ofString("{\"n\": " + i + "}"))
                   .timeout(Duration.ofSeconds(25))
                   .build(),
@@ -715,5 +758,106 @@ class FrontendTest {
 
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(json(response).get("output").asText()).isEqualTo("back");
+  }
+
+  /** Without a token every /v1 route answers 401 with a challenge; /health needs none. */
+  @Test
+  void noToken_everyApiRouteAnswers401_healthStaysOpen() throws Exception {
+    start();
+    for (String[] call :
+        new String[][] {
+          {"POST", "/v1/apps/hello/invoke"},
+          {"GET", "/v1/apps"},
+          {"DELETE", "/v1/apps/hello"},
+          {"GET", "/v1/executions/abc"},
+          {"GET", "/v1/whoami"},
+          {"POST", "/v1/tokens"}
+        }) {
+      HttpResponse<String> response = send(call[0], call[1], "{}", null);
+      assertThat(response.statusCode()).as("%s %s", call[0], call[1]).isEqualTo(401);
+      assertThat(response.headers().firstValue("www-authenticate"))
+          .hasValue("Bearer realm=\"sand\"");
+      assertThat(json(response).get("error").asText()).contains("Authorization: Bearer");
+    }
+    assertThat(send("GET", "/health", null, null).statusCode()).isEqualTo(200);
+    // nothing reached the grain's queue
+    assertThat(queued(Keys.grain("hello", "upper"))).isZero();
+  }
+
+  /** A malformed, unknown or non-bearer credential is refused the same way. */
+  @Test
+  void wrongToken_answers401() throws Exception {
+    start();
+    for (String authorization :
+        List.of(
+            "Bearer " + Tokens.generate(),
+            "Bearer not-a-token",
+            "Basic " + ADA,
+            "Bearer " + ADA.substring(0, ADA.length() - 1))) {
+      HttpResponse<String> response = send("POST", "/v1/apps/hello/invoke", "{}", authorization);
+      assertThat(response.statusCode()).as(authorization).isEqualTo(401);
+    }
+    assertThat(queued(Keys.grain("hello", "upper"))).isZero();
+  }
+
+  /** Another user's app answers exactly as an app that does not exist, so names do not leak. */
+  @Test
+  void otherUsersApp_answersAsMissing() throws Exception {
+    start();
+    HttpResponse<String> theirs = send("POST", "/v1/apps/hello/invoke", "{}", "Bearer " + BOB);
+    HttpResponse<String> missing = send("POST", "/v1/apps/nosuch/invoke", "{}", "Bearer " + BOB);
+
+    assertThat(theirs.statusCode()).isEqualTo(404).isEqualTo(missing.statusCode());
+    assertThat(json(theirs).get("error").asText())
+        .isEqualTo(json(missing).get("error").asText().replace("nosuch", "hello"));
+    // and so do its executions
+    String doc =
+        "{\"execution_id\":\"e1\",\"app\":\"hello\",\"status\":\"SUCCEEDED\",\"output\":1}";
+    bus.set(Keys.result("e1"), doc.getBytes(StandardCharsets.UTF_8), Duration.ofMinutes(1));
+    assertThat(send("GET", "/v1/executions/e1", null, "Bearer " + BOB).statusCode()).isEqualTo(404);
+    assertThat(send("GET", "/v1/executions/e1", null).statusCode()).isEqualTo(200);
+    assertThat(queued(Keys.grain("hello", "upper"))).isZero();
+  }
+
+  /**
+   * A token is looked up once, then cached; a flush (with the agents' secret only) makes the next
+   * request look it up again, which is how a revocation takes effect at once.
+   */
+  @Test
+  void tokens_cachedUntilFlushed_flushNeedsTheSecret() throws Exception {
+    start();
+    LOOKUPS.clear();
+    send("GET", "/v1/executions/abc", null, "Bearer " + BOB);
+    send("GET", "/v1/executions/abd", null, "Bearer " + BOB);
+    assertThat(LOOKUPS).containsExactly(Tokens.hash(BOB));
+
+    HttpResponse<String> forged =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + frontend.port() + "/internal/auth/flush"))
+                .header("X-Sand-Internal", "guess")
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(forged.statusCode()).isEqualTo(401);
+    send("GET", "/v1/executions/abc", null, "Bearer " + BOB);
+    assertThat(LOOKUPS).hasSize(1);
+
+    HttpResponse<String> flushed =
+        http.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + frontend.port() + "/internal/auth/flush"))
+                .header("X-Sand-Internal", SECRET)
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(flushed.statusCode()).isEqualTo(200);
+    send("GET", "/v1/executions/abc", null, "Bearer " + BOB);
+    assertThat(LOOKUPS).hasSize(2);
+  }
+
+  private static long queued(String queue) {
+    Long length = bus.call("LLEN", c -> c.llen(queue.getBytes(StandardCharsets.UTF_8)));
+    return length;
   }
 }

@@ -7,6 +7,7 @@ import dev.sand.agent.apps.DeployOptions;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.config.ConfigException;
 import dev.sand.config.SandboxConfig;
+import dev.sand.contracts.Caller;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,8 +32,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The management API of one host ({@code /v1/apps}), which the frontends proxy: deploy (NDJSON
- * progress), undeploy, list, describe, logs. Blocking handler: a deploy holds its thread for as
- * long as it takes. Answers 503 until the agent's dependencies are connected.
+ * progress), undeploy, list, describe, logs; each for the apps the caller may use ({@link
+ * Ownership}). Blocking handler: a deploy holds its thread for as long as it takes. Answers 503
+ * until the agent's dependencies are connected.
  */
 final class AppsHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(AppsHandler.class);
@@ -40,9 +42,11 @@ final class AppsHandler extends Handler.Abstract {
   private static final String PREFIX = "/v1/apps";
 
   private final Supplier<Deployer> deployer;
+  private final Ownership ownership;
 
-  AppsHandler(Supplier<Deployer> deployer) {
+  AppsHandler(Supplier<Deployer> deployer, Ownership ownership) {
     this.deployer = deployer;
+    this.ownership = ownership;
   }
 
   /** Whether {@code path} belongs to this handler. */
@@ -57,6 +61,7 @@ final class AppsHandler extends Handler.Abstract {
     List<String> parts = new ArrayList<>(List.of(path.substring(PREFIX.length()).split("/")));
     parts.removeIf(String::isEmpty);
     Deployer apps = deployer.get();
+    Caller caller = InternalAuth.callerOf(request);
     try {
       if (apps == null) {
         throw new DeployException(
@@ -65,14 +70,17 @@ final class AppsHandler extends Handler.Abstract {
       }
       if (parts.isEmpty()) {
         if ("POST".equals(method)) {
-          deploy(apps, request, response, callback);
+          deploy(apps, caller, request, response, callback);
         } else if ("GET".equals(method)) {
-          JsonHttp.send(response, callback, 200, Map.of("apps", apps.list()));
+          List<ObjectNode> visible =
+              apps.list().stream().filter(m -> caller.mayUse(Ownership.ownerIn(m))).toList();
+          JsonHttp.send(response, callback, 200, Map.of("apps", visible));
         } else {
           notAllowed(response, callback, "GET, POST", method, path);
         }
       } else if (parts.size() == 1) {
         String app = parts.get(0);
+        requireVisible(apps, app, caller);
         if ("GET".equals(method)) {
           ObjectNode found =
               apps.describe(app)
@@ -93,6 +101,7 @@ final class AppsHandler extends Handler.Abstract {
           notAllowed(response, callback, "GET", method, path);
           return true;
         }
+        requireVisible(apps, parts.get(0), caller);
         int tail = tail(Request.extractQueryParameters(request));
         JsonHttp.send(
             response,
@@ -133,7 +142,24 @@ final class AppsHandler extends Handler.Abstract {
         "placement must be a JSON object such as {\"hosts\": [\"host-1\"]}, got '" + raw + "'");
   }
 
-  private static void deploy(Deployer apps, Request request, Response response, Callback callback) {
+  /**
+   * Refuses {@code app} to a caller who may not use it exactly as a missing app is refused, so that
+   * another user's app names do not leak.
+   */
+  private void requireVisible(Deployer apps, String app, Caller caller) {
+    if (caller.admin()) {
+      return;
+    }
+    Optional<String> owner =
+        apps.describe(app).map(Ownership::ownerIn).orElseGet(() -> ownership.owner(app));
+    if (!caller.mayUse(owner)) {
+      throw new DeployException(
+          DeployException.Reason.NOT_FOUND, "no application '" + app + "' is deployed");
+    }
+  }
+
+  private void deploy(
+      Deployer apps, Caller caller, Request request, Response response, Callback callback) {
     Optional<SandboxConfig.Backend> backend;
     Fields query = Request.extractQueryParameters(request);
     String wanted = query.getValue("backend");
@@ -170,6 +196,7 @@ final class AppsHandler extends Handler.Abstract {
           apps.deploy(
               archive,
               options,
+              name -> ownership.claim(name, caller),
               progress -> {
                 Map<String, Object> line = new LinkedHashMap<>();
                 line.put("phase", progress.phase());
@@ -281,6 +308,8 @@ final class AppsHandler extends Handler.Abstract {
     return switch (reason) {
       case INVALID -> HttpStatus.BAD_REQUEST_400;
       case NOT_FOUND -> HttpStatus.NOT_FOUND_404;
+      case CONFLICT -> HttpStatus.CONFLICT_409;
+      case FORBIDDEN -> HttpStatus.FORBIDDEN_403;
       case TOO_LARGE -> HttpStatus.PAYLOAD_TOO_LARGE_413;
       case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE_503;
       case INTERNAL -> HttpStatus.INTERNAL_SERVER_ERROR_500;

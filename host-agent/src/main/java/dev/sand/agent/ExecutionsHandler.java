@@ -1,6 +1,8 @@
 package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.agent.apps.DeployException;
+import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
@@ -17,15 +19,18 @@ import org.eclipse.jetty.util.Callback;
 /**
  * {@code GET /v1/executions/<id>}: an execution's end as the global data layer recorded it, for
  * frontends whose Redis no longer holds it (forgotten after an hour, or on a host that died). The
- * answer is the result document of a SUCCEEDED or FAILED execution; 404 when none is recorded.
+ * answer is the result document of a SUCCEEDED or FAILED execution; 404 when none is recorded, or
+ * when it is an execution of an app the caller may not use.
  */
 final class ExecutionsHandler extends Handler.Abstract {
   static final String PREFIX = "/v1/executions/";
 
   private final Supplier<CassandraStore> cassandra;
+  private final Ownership ownership;
 
-  ExecutionsHandler(Supplier<CassandraStore> cassandra) {
+  ExecutionsHandler(Supplier<CassandraStore> cassandra, Ownership ownership) {
     this.cassandra = cassandra;
+    this.ownership = ownership;
   }
 
   /** Whether {@code path} belongs to this handler. */
@@ -55,6 +60,18 @@ final class ExecutionsHandler extends Handler.Abstract {
     try {
       found = store.findExecution(id);
     } catch (StoreException e) {
+      JsonHttp.error(response, callback, 503, e.getMessage());
+      return true;
+    }
+    try {
+      // another user's execution is answered as a missing one (decision 0017)
+      Caller caller = InternalAuth.callerOf(request);
+      if (found.isPresent()
+          && !caller.admin()
+          && !caller.mayUse(ownership.owner(found.get().app()))) {
+        found = Optional.empty();
+      }
+    } catch (DeployException e) {
       JsonHttp.error(response, callback, 503, e.getMessage());
       return true;
     }

@@ -12,6 +12,7 @@ import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
+import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
@@ -27,6 +28,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -124,17 +126,42 @@ public final class HostAgent implements AutoCloseable {
     connector.setPort(wiring.port());
     server.addConnector(connector);
     HealthHandler health = new HealthHandler(this::identity, this::snapshots, this::counters);
-    AppsHandler apps = new AppsHandler(() -> deployer);
-    ExecutionsHandler executions =
-        new ExecutionsHandler(wiring.clients() == null ? () -> null : wiring.clients().cassandra());
+    Supplier<CassandraStore> cassandra =
+        wiring.clients() == null ? () -> null : wiring.clients().cassandra();
+    Ownership ownership = new Ownership(cassandra);
+    AppsHandler apps = new AppsHandler(() -> deployer, ownership);
+    ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
+    AccessHandler access = new AccessHandler(cassandra, wiring.clock());
+    InternalAuth auth = new InternalAuth(config.hostAgent().secret());
     Handler router =
         new Handler.Abstract() {
           @Override
           public boolean handle(Request request, Response response, Callback callback)
               throws Exception {
             String path = Request.getPathInContext(request);
+            if ("/health".equals(path)) {
+              return health.handle(request, response, callback);
+            }
+            try {
+              if (auth.authenticate(request).isEmpty()) {
+                JsonHttp.error(
+                    response,
+                    callback,
+                    HttpStatus.UNAUTHORIZED_401,
+                    "the host agent answers SAND's own services only (missing or wrong "
+                        + contractsConstants.HEADER_INTERNAL
+                        + ")");
+                return true;
+              }
+            } catch (IllegalArgumentException e) {
+              JsonHttp.error(response, callback, HttpStatus.BAD_REQUEST_400, e.getMessage());
+              return true;
+            }
             if (AppsHandler.owns(path)) {
               return apps.handle(request, response, callback);
+            }
+            if (AccessHandler.owns(path)) {
+              return access.handle(request, response, callback);
             }
             return ExecutionsHandler.owns(path)
                 ? executions.handle(request, response, callback)

@@ -28,7 +28,7 @@ class HostAgentTest {
        "cassandra": {"contact_point": "127.0.0.1:1", "datacenter": "dc1", "keyspace": "sand"},
        "docker": {"host": "unix:///abs/docker.sock", "enabled": false},
        "frontend": {"ports": [18081], "max_payload_kb": 256},
-       "host_agent": {"port": 18090},
+       "host_agent": {"port": 18090, "secret": "agent-secret"},
        "nginx": {"port": 18080}}
       """;
   static final Timing FAST =
@@ -88,9 +88,16 @@ class HostAgentTest {
   }
 
   private HttpResponse<String> get(String path) throws Exception {
-    return http.send(
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.port() + path)).build(),
-        HttpResponse.BodyHandlers.ofString());
+    return get(path, "agent-secret");
+  }
+
+  private HttpResponse<String> get(String path, String secret) throws Exception {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.port() + path));
+    if (secret != null) {
+      request.header("X-Sand-Internal", secret);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static JsonNode json(HttpResponse<String> response) throws Exception {
@@ -207,6 +214,33 @@ class HostAgentTest {
 
     assertThat(response.statusCode()).isEqualTo(404);
     assertThat(json(response).get("error").asText()).isEqualTo("no such path: /nope");
+  }
+
+  /**
+   * Only SAND's own services (holding the agents' secret) get answers; a caller without it, or with
+   * a wrong one, or claiming to be a user without it, gets 401 everywhere but /health.
+   */
+  @Test
+  void withoutTheSecret_everyPathButHealthAnswers401() throws Exception {
+    start(new Fake("redis", true));
+
+    for (String path :
+        List.of("/v1/apps", "/v1/apps/x", "/v1/users", "/v1/executions/x", "/nope")) {
+      for (String secret : java.util.Arrays.asList(null, "wrong", "", "agent-secreT")) {
+        HttpResponse<String> response = get(path, secret);
+        assertThat(response.statusCode()).as("%s with %s", path, secret).isEqualTo(401);
+        assertThat(json(response).get("error").asText()).contains("X-Sand-Internal");
+      }
+    }
+    HttpResponse<String> forged =
+        http.send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.port() + "/v1/apps"))
+                .header("X-Sand-User", "admin")
+                .header("X-Sand-Role", "admin")
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(forged.statusCode()).isEqualTo(401);
+    assertThat(get("/health", null).statusCode()).isEqualTo(200);
   }
 
   /** close() releases every dependency. */

@@ -15,6 +15,8 @@ import java.util.List;
  *   <tr><td>{@code data}</td><td>{@code ((app), key)}</td>
  *       <td>the global data layer (decision 0012): value (blob), size, sha256, written_at per
  *       application key; one partition per application, keys in order</td></tr>
+ *   <tr><td>{@code users}, {@code tokens}, {@code token_hashes}, {@code app_owners}</td>
+ *       <td>see {@link AccessTable}</td><td>identity (decision 0017)</td></tr>
  * </table>
  */
 public final class CassandraSchema {
@@ -34,6 +36,12 @@ public final class CassandraSchema {
    * @param keyspace a plain lower-case identifier (checked by {@code CassandraConfig})
    */
   public static List<String> statements(String keyspace) {
+    List<String> all = new java.util.ArrayList<>(tables(keyspace));
+    all.addAll(AccessTable.schema(keyspace));
+    return List.copyOf(all);
+  }
+
+  private static List<String> tables(String keyspace) {
     return List.of(
         "CREATE KEYSPACE IF NOT EXISTS "
             + keyspace

@@ -43,12 +43,19 @@ public final class CassandraStore implements AutoCloseable {
   private final CassandraConfig config;
   private final CqlSession session;
   private final DataTable data;
+  private final AccessTable access;
   private volatile PreparedStatement insertExecution;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
     this.config = config;
     this.session = session;
     this.data = new DataTable(session, config.keyspace());
+    this.access = new AccessTable(session, config.keyspace(), config.contactPoint().toString());
+  }
+
+  /** Users, tokens and application owners, on this store's session. */
+  public AccessTable access() {
+    return access;
   }
 
   /** The global data layer's table, on this store's session. */

@@ -14,8 +14,12 @@ public final class DeployException extends RuntimeException {
   public enum Reason {
     /** The request or the application is wrong: the caller must change it. */
     INVALID,
-    /** The request names no deployed application. */
+    /** The request names no deployed application (or one the caller may not see). */
     NOT_FOUND,
+    /** The request conflicts with what exists (an application name another user holds). */
+    CONFLICT,
+    /** The caller's role does not allow the request. */
+    FORBIDDEN,
     /** The upload is over a size limit. */
     TOO_LARGE,
     /** A dependency of this host (Redis, Docker, a sandbox backend) is not available now. */

@@ -19,16 +19,34 @@ import java.util.Set;
  *     another host (a single host has no other: this measures and tests the cross-host path)
  * @param placement a placement (JSON object, as {@code placement} of {@code app.yaml}) that
  *     replaces the manifest's, or empty to keep it (decision 0013); validated with the app
+ * @param owner the user who owns the app (decision 0017), or empty for an app from before users
+ *     (the admins'); set by the deploy from the caller, recorded, and published in the metadata
  */
 public record DeployOptions(
     Optional<SandboxConfig.Backend> backend,
     boolean backups,
     Set<String> remoteGrains,
-    Optional<String> placement) {
+    Optional<String> placement,
+    Optional<String> owner) {
   public DeployOptions {
     backend = backend == null ? Optional.empty() : backend;
     remoteGrains = remoteGrains == null ? Set.of() : Set.copyOf(remoteGrains);
     placement = placement == null ? Optional.empty() : placement;
+    owner = owner == null ? Optional.empty() : owner;
+  }
+
+  /** Options without an owner. */
+  public DeployOptions(
+      Optional<SandboxConfig.Backend> backend,
+      boolean backups,
+      Set<String> remoteGrains,
+      Optional<String> placement) {
+    this(backend, backups, remoteGrains, placement, Optional.empty());
+  }
+
+  /** These options with {@code owner}. */
+  public DeployOptions withOwner(Optional<String> owner) {
+    return new DeployOptions(backend, backups, remoteGrains, placement, owner);
   }
 
   /** Options without a placement override. */
@@ -48,6 +66,7 @@ public record DeployOptions(
     backend.ifPresent(b -> node.put("backend", b.wireName()));
     node.put("backups", backups);
     node.putPOJO("remote_grains", remoteGrains.stream().sorted().toList());
+    owner.ifPresent(o -> node.put("owner", o));
     placement.ifPresent(
         p -> {
           try {
@@ -85,6 +104,9 @@ public record DeployOptions(
         node.path("placement").isObject()
             ? Optional.of(node.get("placement").toString())
             : Optional.empty();
-    return new DeployOptions(backend, node.path("backups").asBoolean(true), remote, placement);
+    Optional<String> owner =
+        node.path("owner").isTextual() ? Optional.of(node.get("owner").asText()) : Optional.empty();
+    return new DeployOptions(
+        backend, node.path("backups").asBoolean(true), remote, placement, owner);
   }
 }

@@ -23,6 +23,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -126,7 +127,22 @@ public final class Deployer implements AutoCloseable {
    *     previously deployed version keeps running unless the failure came after it was stopped
    */
   public ObjectNode deploy(byte[] archive, DeployOptions options, Consumer<Progress> progress) {
-    return deploy(archive, options, progress, 0);
+    return deploy(archive, options, name -> options.owner(), progress, 0);
+  }
+
+  /**
+   * Deploys {@code archive} as {@link #deploy(byte[], DeployOptions, Consumer)} does, for the owner
+   * that {@code owner} gives for the app's name once it is read from the archive (decision 0017).
+   *
+   * @param owner the owner to record for the named app; throws {@link DeployException} when the
+   *     caller may not deploy that name, before anything of the deploy happened
+   */
+  public ObjectNode deploy(
+      byte[] archive,
+      DeployOptions options,
+      Function<String, Optional<String>> owner,
+      Consumer<Progress> progress) {
+    return deploy(archive, options, owner, progress, 0);
   }
 
   /**
@@ -134,18 +150,23 @@ public final class Deployer implements AutoCloseable {
    * brought back), else as the next version, recorded for every host.
    */
   private ObjectNode deploy(
-      byte[] archive, DeployOptions options, Consumer<Progress> progress, int pinned) {
+      byte[] archive,
+      DeployOptions requested,
+      Function<String, Optional<String>> owner,
+      Consumer<Progress> progress,
+      int pinned) {
     long started = clock.millis();
     Consumer<String> phase =
         name -> progress.accept(new Progress(name, (clock.millis() - started) / 1000.0));
     RedisLocalBus bus = requireRedis();
-    SandboxConfig.Backend chosen = options.backend().orElse(config.sandbox().backend());
+    SandboxConfig.Backend chosen = requested.backend().orElse(config.sandbox().backend());
     phase.accept("unpacking " + archive.length / 1024 + " KiB");
     Path incoming = files.unpack(archive);
     try {
       phase.accept("validating");
-      ObjectNode description = describer.describe(incoming, clusterHosts, options.placement());
+      ObjectNode description = describer.describe(incoming, clusterHosts, requested.placement());
       String name = description.path("name").asText();
+      DeployOptions options = requested.withOwner(owner.apply(name));
       Placement placement = Placement.of(description, clusterHosts);
       synchronized (apps.lockOf(name)) {
         int version = pinned > 0 ? pinned : Math.max(versionHere(name), records.version(name)) + 1;
@@ -236,6 +257,7 @@ public final class Deployer implements AutoCloseable {
     ObjectNode metadata = description.deepCopy();
     metadata.put("version", version);
     metadata.put("backups", options.backups());
+    options.owner().ifPresent(o -> metadata.put("owner", o));
     metadata.set("placement", placement.toJson(mapper));
     metadata.putArray("local_grains");
     metadata.put("host", config.hostId());
@@ -264,11 +286,8 @@ public final class Deployer implements AutoCloseable {
       return; // changed meanwhile: the next round sees the new record
     }
     try {
-      deploy(
-          record.get().archive(),
-          records.options(record.get().options()),
-          progress -> {},
-          record.get().version());
+      DeployOptions options = records.options(record.get().options());
+      deploy(record.get().archive(), options, n -> options.owner(), progress -> {}, version);
       failedRestores.remove(name);
       log.note(name, "version " + version + " brought back from the deployment record");
     } catch (RuntimeException e) {
@@ -380,6 +399,7 @@ public final class Deployer implements AutoCloseable {
     metadata.put("version", version);
     metadata.put("backend", plan.backend().wireName());
     metadata.put("backups", plan.options().backups());
+    plan.options().owner().ifPresent(o -> metadata.put("owner", o));
     metadata.putPOJO("remote_grains", plan.options().remoteGrains());
     metadata.set("placement", plan.placement().toJson(mapper));
     // the frontends send an invocation only to a host that runs its workflow's entry grain

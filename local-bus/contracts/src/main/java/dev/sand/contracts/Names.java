@@ -18,6 +18,7 @@ public final class Names {
   private static final Pattern HOST = Pattern.compile(contractsConstants.NAME_HOST);
   private static final Pattern EXECUTION = Pattern.compile(contractsConstants.NAME_EXECUTION);
   private static final Pattern DATA_REQUEST = Pattern.compile(contractsConstants.NAME_DATA_REQUEST);
+  private static final Pattern USER = Pattern.compile(contractsConstants.NAME_USER);
 
   private Names() {}
 
@@ -73,6 +74,15 @@ public final class Names {
    */
   public static String requireDataRequest(String requestId) {
     return require("data request id", DATA_REQUEST, requestId);
+  }
+
+  /**
+   * Returns {@code user} if it is a valid user name.
+   *
+   * @throws IllegalArgumentException naming the value otherwise
+   */
+  public static String requireUser(String user) {
+    return require("user name", USER, user);
   }
 
   private static String require(String what, Pattern pattern, String value) {
