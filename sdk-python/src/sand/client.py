@@ -146,6 +146,7 @@ class SandClient:
         self._session = requests.Session()
         self._token_source: str | None = None  # where a resolved token was found
         self._has_token = False
+        self._internal = internal_secret is not None
         if internal_secret is not None:
             self._session.headers[INTERNAL_HEADER] = internal_secret
             return
@@ -324,6 +325,8 @@ class SandClient:
     def _error(self, response: requests.Response) -> SandApiError:
         """The server's refusal, saying what to do when it is about who is calling."""
         error = _error(response)
+        if self._internal:  # SAND's own call: signing in is not the answer
+            return error
         server = _server_message(error.body) or "refused"
         if response.status_code == 401:
             if not self._has_token:

@@ -28,7 +28,7 @@ url_option = click.option(
 
 def stderr() -> Console:
     # rich resolves sys.stderr at print time, so click's CliRunner captures it
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def gateway_url(url: str | None) -> str:

@@ -28,7 +28,7 @@ from sand.credentials import (
     save_credential,
 )
 
-_out = Console(highlight=False)
+_out = Console(highlight=False, soft_wrap=True)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 
 

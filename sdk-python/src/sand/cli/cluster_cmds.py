@@ -116,9 +116,11 @@ def up(config_file: Path | None, hosts: int | None) -> None:
     _err.print(f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}")
     _err.print(f"gateway: {config.gateway_url}")
     made = "new admin token" if admin.created else "admin token"
-    _err.print(
+    _err.print(  # one line, never wrapped: the command in it is meant to be copied
         f"{made} in {admin.path} (this machine's `sand` uses it); "
-        f"to sign in: sand login < {admin.path}"
+        f"to sign in: sand login < {admin.path}",
+        soft_wrap=True,
+        markup=False,
     )
 
 

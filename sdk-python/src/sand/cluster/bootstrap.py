@@ -84,6 +84,7 @@ def ensure_admin_token(
         return AdminToken(path, created=False)
     agent = agent_url(config)
     system = SandClient(agent, internal_secret=config.internal_secret, timeout_s=30)
+    step = f"creating the user '{ADMIN_USER}' (POST /v1/users)"
     try:
         _retrying(
             lambda: system.create_user(ADMIN_USER, role="admin"),
@@ -92,6 +93,7 @@ def ensure_admin_token(
             sleep,
             ok_statuses=(409,),  # the user exists: a new token for it is all that is missing
         )
+        step = f"creating a token for '{ADMIN_USER}' (POST /v1/tokens)"
         made = _retrying(
             lambda: system.create_token(user=ADMIN_USER, label=BOOTSTRAP_LABEL),
             retry_s,
@@ -99,9 +101,7 @@ def ensure_admin_token(
             sleep,
         )
     except SandApiError as exc:
-        raise BootstrapError(
-            f"making the admin token through the host agent at {agent}: {exc}"
-        ) from exc
+        raise BootstrapError(f"{step} through the host agent at {agent}: {exc}") from exc
     if made is None or not looks_like_token(made.token):
         raise BootstrapError(
             f"POST {agent}/v1/tokens answered something that is not a SAND token "
