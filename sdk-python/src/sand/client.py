@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 import requests
+import requests.auth
 
 from sand.credentials import INTERNAL_HEADER, TOKEN_ENV, resolve_token
 
@@ -156,7 +157,7 @@ class SandClient:
                 token, self._token_source = resolved.token, resolved.source
         if token:
             self._has_token = True
-            self._session.headers["Authorization"] = f"Bearer {token}"
+            self._session.auth = _Bearer(token)
 
     @property
     def base_url(self) -> str:
@@ -355,6 +356,21 @@ def _lines(response: requests.Response) -> Iterator[dict[str, Any]]:
     for raw in response.iter_lines():
         if raw:
             yield json.loads(raw)
+
+
+class _Bearer(requests.auth.AuthBase):
+    """Sets ``Authorization: Bearer``. As the session's ``auth`` (not a default header) it
+    is not replaced by a ``~/.netrc`` entry for the host, which requests would apply."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self._token}"
+        return request
+
+    def __repr__(self) -> str:
+        return "_Bearer(<token>)"
 
 
 def _segment(value: str) -> str:

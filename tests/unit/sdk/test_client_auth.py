@@ -139,3 +139,18 @@ def test_internalSecret_isSentToAnAgent_andNoToken(
     sent = sand.store.requests[-1].headers
     assert sent["X-Sand-Internal"] == sand.store.internal_secret
     assert "Authorization" not in sent
+
+
+@pytest.mark.timeout(30)
+def test_bearer_notReplacedByANetrcEntry(
+    sand: FakeSand, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ~/.netrc entry for the host (requests would send it as Basic auth) does not
+    replace the token."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    token = sand.store.issue("ada")
+    assert SandClient(sand.gateway_url, token=token).whoami().user == "ada"
+    assert _authorization(sand) == f"Bearer {token}"
