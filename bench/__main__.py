@@ -24,6 +24,7 @@ from typing import Any
 
 from rich.console import Console
 from sand.client import SandApiError
+from sand.cluster.bootstrap import BootstrapError, admin_token
 from sand.cluster.config import load_config
 
 from bench import headline, sand_series
@@ -120,7 +121,12 @@ def main() -> int:
     profile = FULL if args.full else SMOKE if args.smoke else QUICK
     skip = set(filter(None, args.skip.split(",")))
     config = load_config()
-    cluster = sand_series.Cluster(config.gateway_url)
+    try:
+        token = admin_token(config)
+    except BootstrapError as exc:
+        console.print(f"[red]{exc}[/red]")
+        return 2
+    cluster = sand_series.Cluster(config.gateway_url, token)
     try:
         cluster.client.apps()
     except SandApiError as exc:

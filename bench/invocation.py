@@ -29,6 +29,7 @@ import psutil
 import redis
 import requests
 from sand.client import SandClient
+from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import load_config
 
 APP_DIR = Path(__file__).resolve().parent / "apps" / "hop"
@@ -96,8 +97,10 @@ def main() -> int:
     args = parser.parse_args()
     config = load_config()
     gateway = config.gateway_url
-    client = SandClient(gateway)
+    token = admin_token(config)  # this machine's cluster: its operator is its admin
+    client = SandClient(gateway, token=token)
     session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {token}"
     gap = args.gap_ms / 1000
 
     started = time.perf_counter()

@@ -23,7 +23,7 @@ import requests
 import yaml
 from sand.client import SandClient
 
-from bench.loadgen import Sample, closed_loop, open_loop, percentile, poisson_schedule
+from bench.loadgen import Call, Sample, closed_loop, open_loop, percentile, poisson_schedule
 
 ROOT = Path(__file__).resolve().parents[1]
 HOP_APP = ROOT / "bench" / "apps" / "hop"
@@ -50,13 +50,22 @@ def reuse_variant(app_dir: Path, workdir: Path, events: int = REUSE_EVENTS) -> P
 
 @dataclass
 class Cluster:
-    """The gateway to measure through."""
+    """The gateway to measure through, and the token to call it with."""
 
     gateway: str
+    token: str = field(repr=False)
     client: SandClient = field(init=False)
 
     def __post_init__(self) -> None:
-        self.client = SandClient(self.gateway, timeout_s=300)
+        self.client = SandClient(self.gateway, token=self.token, timeout_s=300)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    def post(self, url: str, body: Any) -> Call:
+        """A call of the load generator: POST ``body`` to ``url``, as the cluster's caller."""
+        return _post(url, body, self.headers)
 
     def invoke_url(self, app: str, workflow: str, **params: str) -> str:
         query = "&".join(f"{k}={v}" for k, v in {"workflow": workflow, **params}.items())
@@ -82,9 +91,9 @@ class Cluster:
             yield app
 
 
-def _post(url: str, body: Any) -> Any:
+def _post(url: str, body: Any, headers: dict[str, str]) -> Call:
     def call(session: requests.Session) -> Any:
-        response = session.post(url, json=body, timeout=120)
+        response = session.post(url, json=body, headers=headers, timeout=120)
         response.raise_for_status()
         doc = response.json()
         if doc.get("status") != "SUCCEEDED":
@@ -97,7 +106,9 @@ def _post(url: str, body: Any) -> Any:
 def warm_up(cluster: Cluster, app: str, workflow: str, count: int = 50) -> None:
     session = requests.Session()
     for _ in range(count):
-        session.post(cluster.invoke_url(app, workflow), json={}, timeout=60)
+        session.post(
+            cluster.invoke_url(app, workflow), json={}, headers=cluster.headers, timeout=60
+        )
 
 
 # -- hop ---------------------------------------------------------------------------------
@@ -109,7 +120,7 @@ def hops(cluster: Cluster, app: str, n: int, gap_s: float) -> list[float]:
     url = cluster.invoke_url(app, "main")
     values = []
     for _ in range(n):
-        doc = _post(url, {})(session)
+        doc = cluster.post(url, {})(session)
         values.append(float(doc["output"]["hop_ms"]))
         time.sleep(gap_s)
     return values
@@ -129,7 +140,7 @@ def overhead_by_clients(
     out: dict[int, list[float]] = {}
     for clients in levels:
         samples = closed_loop(
-            _post(url, {}), clients, max(1, per_level // clients), f"{clients} client(s)"
+            cluster.post(url, {}), clients, max(1, per_level // clients), f"{clients} client(s)"
         )
         out[clients] = [overhead_ms(s) for s in samples if s.ok]
     return out
@@ -146,7 +157,7 @@ def breakdown(cluster: Cluster, app: str, n: int, gap_s: float) -> dict[str, lis
 
     for _ in range(n):
         sent = time.time()
-        doc = _post(url, {})(session)
+        doc = cluster.post(url, {})(session)
         received = time.time()
         trace = doc["trace"]
         (span,) = trace["spans"]
@@ -184,7 +195,9 @@ def throughput(cluster: Cluster, app: str, rates: list[float], seconds: float) -
     for rate in rates:
         before = os.times()
         samples = open_loop(
-            _post(url, {}), poisson_schedule(rate, seconds, seed=int(rate)), label=f"{rate:g}/s"
+            cluster.post(url, {}),
+            poisson_schedule(rate, seconds, seed=int(rate)),
+            label=f"{rate:g}/s",
         )
         after = os.times()
         ok = [s for s in samples if s.ok]
@@ -250,7 +263,7 @@ def cpu_per_invocation(
     ``gap_s`` apart), and the wall time per invocation under ``wall``, after
     ``warm_up_calls`` calls that are not counted."""
     session = requests.Session()
-    call = _post(cluster.invoke_url(app, "one"), {})
+    call = cluster.post(cluster.invoke_url(app, "one"), {})
     for _ in range(warm_up_calls):
         call(session)
     before = _cpu_seconds()
@@ -311,7 +324,7 @@ def pipeline(cluster: Cluster, app: str, payload: Any, n: int) -> list[tuple[flo
     runs = []
     for _ in range(n):
         t0 = time.perf_counter()
-        doc = _post(url, payload)(session)
+        doc = cluster.post(url, payload)(session)
         total = (time.perf_counter() - t0) * 1000
         compute = sum((s["end"] - s["start"]) * 1000 for s in doc["trace"]["spans"])
         runs.append((total, compute))
@@ -343,7 +356,9 @@ def bursty(cluster: Cluster, app: str, rate: float, seconds: float, factor: floa
     sampler = threading.Thread(target=sample_memory, daemon=True)
     sampler.start()
     try:
-        samples = open_loop(_post(cluster.invoke_url(app, "one"), {}), arrivals, label="bursty")
+        samples = open_loop(
+            cluster.post(cluster.invoke_url(app, "one"), {}), arrivals, label="bursty"
+        )
     finally:
         stop.set()
         sampler.join()

@@ -66,7 +66,9 @@ def _state_dir() -> Path:
 
 def _runs_app(cluster: MultiHostCluster, host: str, app: str) -> bool:
     try:
-        answer = requests.get(f"{cluster.agent_url(host)}/v1/apps/{app}", timeout=5)
+        answer = requests.get(
+            f"{cluster.agent_url(host)}/v1/apps/{app}", headers=cluster.agent_headers, timeout=5
+        )
     except (requests.RequestException, KeyError):
         return False
     return answer.status_code == 200 and str(answer.json().get("state", "")).startswith("running")
@@ -91,7 +93,7 @@ def await_everywhere(
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[MultiHostCluster]:
     with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
-        client = SandClient(running.gateway_url)
+        client = SandClient(running.gateway_url, token=running.admin_token)
         for app in (RELAY, FANOUT):
             client.deploy(APPS / app.name, backend="process")
         await_everywhere(running)
@@ -123,7 +125,14 @@ def run_with_faults(
     log = tmp_path / f"{name.replace(' ', '-')}.runs"
     log.touch()
     log.chmod(0o666)
-    load = Load(cluster.gateway_url, app.name, log, rate=app.rate, sleep_s=app.sleep_s)
+    load = Load(
+        cluster.gateway_url,
+        app.name,
+        log,
+        rate=app.rate,
+        sleep_s=app.sleep_s,
+        token=cluster.admin_token,
+    )
     started = time.monotonic()
     load.start()
     fault_times: list[float] = []

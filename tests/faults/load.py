@@ -23,14 +23,16 @@ class Accepted:
 
 @dataclass
 class Load:
-    """Invokes ``app`` asynchronously every ``1 / rate`` s from a thread until stopped.
-    Answers other than 202 are kept as refusals (a fault may refuse, never lose)."""
+    """Invokes ``app`` asynchronously every ``1 / rate`` s from a thread until stopped, as
+    the holder of ``token``. Answers other than 202 are kept as refusals (a fault may
+    refuse, never lose)."""
 
     gateway: str
     app: str
     log: Path
     rate: float = 20.0
     sleep_s: float = 0.05
+    token: str = field(default="", repr=False)
     accepted: list[Accepted] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     refused_at: list[float] = field(default_factory=list)  # epoch seconds
@@ -50,8 +52,15 @@ class Load:
         self.refused.append(why)
         self.refused_at.append(time.time())
 
-    def _run(self) -> None:
+    def session(self) -> requests.Session:
+        """A session that sends the load's token."""
         session = requests.Session()
+        if self.token:
+            session.headers["Authorization"] = f"Bearer {self.token}"
+        return session
+
+    def _run(self) -> None:
+        session = self.session()
         index = 0
         next_at = time.monotonic()
         while not self._stop.is_set():
@@ -102,7 +111,7 @@ def await_all(
     """Polls every accepted execution until it ended or ``timeout_s`` passed; ``kill_at``
     (epoch s) is when the first host was killed. An execution is right when it succeeded,
     its output has every field of ``expected`` with that value, and ``n`` is its input's."""
-    session = requests.Session()
+    session = load.session()
     pending = {a.execution_id: a for a in load.accepted}
     ended: dict[str, dict[str, Any]] = {}
     deadline = time.monotonic() + timeout_s

@@ -11,6 +11,7 @@ from typing import Any
 
 import psutil
 import pytest
+from sand.cluster.bootstrap import ensure_admin_token
 from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Supervisor
@@ -73,9 +74,11 @@ def cluster_config() -> ClusterConfig:
 
 @pytest.fixture(scope="session")
 def cluster(cluster_config: ClusterConfig) -> Iterator[Supervisor]:
-    """A running, all-healthy cluster for the whole session; stopped at the end."""
+    """A running, all-healthy cluster for the whole session, with its admin token
+    (``sand.cluster.bootstrap.admin_token(cluster_config)``); stopped at the end."""
     supervisor = Supervisor(cluster_config, after_ready={"dockerd": lambda: _image(cluster_config)})
     supervisor.up()
+    ensure_admin_token(cluster_config)  # as `sand up` does
     yield supervisor
     supervisor.down()
 

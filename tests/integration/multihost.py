@@ -28,10 +28,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sand.cluster.bootstrap import admin_token, ensure_admin_token
 from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.fleet import ClusterStatus, cluster_status, kill_host
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Started, Supervisor
+from sand.credentials import INTERNAL_HEADER
 
 from tests.integration.conftest import PORT_OFFSET, shifted
 
@@ -79,6 +81,17 @@ class MultiHostCluster:
     def gateway_url(self) -> str:
         return self.config.gateway_url
 
+    @property
+    def admin_token(self) -> str:
+        """The bearer token of the cluster's admin (written once the cluster was up)."""
+        return admin_token(self.config)
+
+    @property
+    def agent_headers(self) -> dict[str, str]:
+        """What a request straight to a host agent carries: the internal secret (the agent
+        then acts as the system, an admin)."""
+        return {INTERNAL_HEADER: self.config.internal_secret}
+
     def agent_url(self, host_id: str) -> str:
         """The agent of ``host_id``, reached from here (the root namespace)."""
         return self.status().host(host_id).to_json()["services"]["host-agent"]["url"]
@@ -109,6 +122,7 @@ def multihost_cluster(
     cluster = MultiHostCluster(multihost_config(state_dir, hosts, port_offset, **overrides))
     try:
         cluster.up()
+        ensure_admin_token(cluster.config)  # as `sand up` does
         yield cluster
     finally:
         cluster.down()

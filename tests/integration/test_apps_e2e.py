@@ -20,6 +20,7 @@ import psutil
 import pytest
 import requests
 from sand.client import Execution, SandApiError, SandClient
+from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
@@ -44,7 +45,7 @@ def other_faults(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
-    return SandClient(cluster_config.gateway_url, timeout_s=120)
+    return SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120)
 
 
 @contextlib.contextmanager
@@ -270,7 +271,10 @@ def test_invoke_errorsOfTheRequest(
         response = requests.post(
             f"{cluster_config.gateway_url}/v1/apps/faults-b/invoke",
             data=b'{"how": ',
-            headers={"Content-Type": "application/json"},
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {admin_token(cluster_config)}",
+            },
             timeout=30,
         )
         assert response.status_code == 400

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from sand.client import Execution, SandClient
+from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
@@ -54,7 +55,9 @@ def results(
         (root / "workflows" / f"{name}.yaml").write_text(case.definition_text())
         manifest["workflows"][name] = f"workflows/{name}.yaml"
     (root / "app.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
-    client = SandClient(cluster_config.gateway_url, timeout_s=120)
+    client = SandClient(
+        cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120
+    )
     client.deploy(root, backend="docker")
     try:
         with ThreadPoolExecutor(max_workers=16) as pool:

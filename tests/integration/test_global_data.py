@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import redis
 from sand.client import SandApiError, SandClient
+from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
@@ -31,7 +32,7 @@ LIMIT = 1048576
 
 @pytest.fixture(scope="module")
 def client(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
-    return SandClient(cluster_config.gateway_url, timeout_s=120)
+    return SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120)
 
 
 @contextlib.contextmanager

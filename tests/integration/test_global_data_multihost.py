@@ -43,7 +43,7 @@ def test_globalData_putOnHost1_readOnHost2() -> None:
     """A grain on host-1 puts a value; a grain on host-2 reads it, and its keys."""
     key = f"cross/{uuid.uuid4().hex[:8]}"
     with multihost_cluster(_state_dir(), hosts=2, port_offset=300) as cluster:
-        client = SandClient(cluster.gateway_url, timeout_s=120)
+        client = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=120)
         client.deploy(APP_DIR, backend="process")
         # the deployment reaches host-2 through the record (sync every 2 s)
         deadline = time.monotonic() + 120

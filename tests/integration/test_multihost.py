@@ -79,7 +79,7 @@ def test_statusJson_listsBothHosts_eachAgentHealthyInItsNamespace(
 def test_processSandbox_runsInItsHostsNamespace(cluster: MultiHostCluster) -> None:
     """An app deployed to host-2's agent runs its worker in host-2's namespace, and status
     lists its pids under host-2."""
-    client = SandClient(cluster.agent_url("host-2"))
+    client = SandClient(cluster.agent_url("host-2"), internal_secret=cluster.config.internal_secret)
     client.deploy(APPS / "spy", backend="process")
     deadline = time.monotonic() + 60
     pids: list[int] = []

@@ -42,7 +42,9 @@ def cluster() -> Iterator[MultiHostCluster]:
 
 
 def _agent_app(cluster: MultiHostCluster, host: str, app: str) -> dict[str, Any] | None:
-    response = requests.get(f"{cluster.agent_url(host)}/v1/apps/{app}", timeout=5)
+    response = requests.get(
+        f"{cluster.agent_url(host)}/v1/apps/{app}", headers=cluster.agent_headers, timeout=5
+    )
     return response.json() if response.status_code == 200 else None
 
 
@@ -66,7 +68,9 @@ def _await_placed(cluster: MultiHostCluster, app: str, version: int) -> dict[str
 @pytest.fixture(scope="module")
 def placed(cluster: MultiHostCluster) -> dict[str, dict[str, Any]]:
     """The app deployed through the gateway, as each host's agent describes it."""
-    app = SandClient(cluster.gateway_url).deploy(APP_DIR, backend="process")
+    app = SandClient(cluster.gateway_url, token=cluster.admin_token).deploy(
+        APP_DIR, backend="process"
+    )
     return _await_placed(cluster, "placed", app["version"])
 
 
@@ -112,7 +116,7 @@ def test_invocations_middleGrainOnHost2_othersOnTheHostThatTookIt(
     that took the call (one that runs the entry grain: never host-3), the middle grain on
     host-2 only, and the last grain where the middle one ran (host-2 runs it too, so that
     hop stays on host-2's local bus)."""
-    client = SandClient(cluster.gateway_url, timeout_s=60)
+    client = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=60)
     took: Counter[str] = Counter()
     call_ms: dict[str, list[float]] = {"host-1": [], "host-2": []}
     for n in range(CALLS):
@@ -141,7 +145,7 @@ def test_unknownHostInDeployParameter_isRefused_namingFieldAndValue(
     cluster: MultiHostCluster, placed: dict[str, dict[str, Any]]
 ) -> None:
     """A placement naming a host the cluster lacks is refused (400), nothing changes."""
-    client = SandClient(cluster.gateway_url)
+    client = SandClient(cluster.gateway_url, token=cluster.admin_token)
     with pytest.raises(SandApiError) as info:
         client.deploy(APP_DIR, backend="process", placement={"hosts": ["host-1", "host-9"]})
     assert info.value.status == 400
@@ -163,7 +167,7 @@ def test_unknownGrainInManifest_isRefused_namingFileFieldAndValue(
     text = manifest.read_text()
     manifest.write_text(text.replace("    middle: [host-2]", "    resize: [host-2]"))
     with pytest.raises(SandApiError) as info:
-        SandClient(cluster.gateway_url).deploy(broken, backend="process")
+        SandClient(cluster.gateway_url, token=cluster.admin_token).deploy(broken, backend="process")
     assert info.value.status == 400
     assert (
         "app.yaml: placement.grains.resize: 'resize' is not a grain of the app "

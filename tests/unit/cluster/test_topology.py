@@ -119,12 +119,17 @@ def test_severalHosts_redisAndAgentPerHost_inTheirNamespace(tmp_path: Path) -> N
 
 
 def test_clusterJson_singleHost_listsItself(tmp_path: Path) -> None:
-    """One host: cluster.json as before, plus host_agent.bind and a one-entry host list."""
+    """One host: cluster.json as before, plus host_agent.bind and .secret and a one-entry
+    host list."""
     config = _config(tmp_path)
     document = json.loads(write_cluster_json(config).read_text())
     assert document["host_id"] == "host-1"
     assert document["redis"]["socket"] == str(tmp_path / "run" / "redis" / "redis.sock")
-    assert document["host_agent"] == {"port": config.ports.host_agent, "bind": "127.0.0.1"}
+    assert document["host_agent"] == {
+        "port": config.ports.host_agent,
+        "bind": "127.0.0.1",
+        "secret": config.internal_secret,
+    }
     assert document["hosts"] == [
         {
             "id": "host-1",
@@ -154,7 +159,12 @@ def test_clusterJson_severalHosts_sharedAndOnePerHost(tmp_path: Path) -> None:
         assert own["state_dir"] == str(plan.state_dir)
         assert own["redis"]["socket"] == str(plan.redis_socket)
         assert own["redis"]["password"] == config.redis_password  # one secret for all
-        assert own["host_agent"] == {"port": port, "bind": plan.ip}
+        # one internal secret for every agent and frontend
+        assert own["host_agent"] == {
+            "port": port,
+            "bind": plan.ip,
+            "secret": config.internal_secret,
+        }
         assert own["hosts"] == shared["hosts"]
     assert shared["host_id"] == "host-1" and shared["host_agent"]["bind"] == f"{bridge.prefix}.11"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -14,37 +13,12 @@ from rich.console import Console
 from rich.table import Table
 
 from sand.app import AppError, load_app
-from sand.client import Execution, SandApiError, SandClient
-from sand.cluster.config import ConfigError, load_config
+from sand.cli.api import api_call, client, url_option
+from sand.client import Execution
 from sand.contracts import ExecutionStatus
 
 _err = Console(stderr=True, highlight=False)
 _out = Console(highlight=False)
-
-url_option = click.option(
-    "--url",
-    default=None,
-    help="Gateway URL (default: $SAND_URL, else the local cluster's nginx).",
-)
-
-
-def _client(url: str | None) -> SandClient:
-    if url is None:
-        url = os.environ.get("SAND_URL")
-    if url is None:
-        try:
-            url = load_config().gateway_url
-        except ConfigError as exc:
-            raise click.ClickException(f"configuration: {exc}") from exc
-    return SandClient(url)
-
-
-def _api_call(call: Any) -> Any:
-    try:
-        return call()
-    except SandApiError as exc:
-        _err.print(f"[red]error:[/red] {exc}")
-        raise SystemExit(2 if exc.status in (0, 400, 404, 409, 413) else 1) from None
 
 
 @click.command()
@@ -88,8 +62,8 @@ def deploy(app_dir: Path, backend: str | None, placement_json: str | None, url: 
             if phase and line.get("status") not in ("deployed", "failed"):
                 _err.print(f"[dim]{time.monotonic() - started:5.1f} s  {phase}[/dim]")
 
-        app = _api_call(
-            lambda: _client(url).deploy(app_dir, progress, backend=backend, placement=placement)
+        app = api_call(
+            lambda: client(url).deploy(app_dir, progress, backend=backend, placement=placement)
         )
     _err.print(
         f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
@@ -103,7 +77,7 @@ def deploy(app_dir: Path, backend: str | None, placement_json: str | None, url: 
 @url_option
 def undeploy(app: str, url: str | None) -> None:
     """Remove APP: its sandbox, workers, queues and metadata."""
-    _api_call(lambda: _client(url).undeploy(app))
+    api_call(lambda: client(url).undeploy(app))
     _err.print(f"undeployed {app}")
 
 
@@ -112,7 +86,7 @@ def undeploy(app: str, url: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def apps(url: str | None, as_json: bool) -> None:
     """List the deployed applications."""
-    listed = _api_call(lambda: _client(url).apps())
+    listed = api_call(lambda: client(url).apps())
     if as_json:
         _out.print_json(json.dumps(listed))
         return
@@ -157,8 +131,8 @@ def invoke(
     """Run a workflow of APP; print its output as one JSON line (exit 0), or
     {"Error", "Cause"} when it failed (exit 1)."""
     payload = _read_input(input_json, input_file)
-    execution = _api_call(
-        lambda: _client(url).invoke(app, payload, workflow=workflow, wait=not is_async, via=via)
+    execution = api_call(
+        lambda: client(url).invoke(app, payload, workflow=workflow, wait=not is_async, via=via)
     )
     if is_async:
         print(json.dumps({"execution_id": execution.execution_id}))
@@ -171,7 +145,7 @@ def invoke(
 @url_option
 def result(execution_id: str, url: str | None) -> None:
     """Print the result of an execution (exit 0 succeeded, 1 failed, 3 still running)."""
-    _print_execution(_api_call(lambda: _client(url).result(execution_id)))
+    _print_execution(api_call(lambda: client(url).result(execution_id)))
 
 
 @click.command()
@@ -180,7 +154,7 @@ def result(execution_id: str, url: str | None) -> None:
 @url_option
 def logs(app: str, tail: int, url: str | None) -> None:
     """Show the logs of APP's sandbox (grain workers, tracebacks, restarts)."""
-    print(_api_call(lambda: _client(url).logs(app, tail)), end="")
+    print(api_call(lambda: client(url).logs(app, tail)), end="")
 
 
 def _read_input(input_json: str | None, input_file: Path | None) -> Any:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sand.cluster import fleet
+from sand.cluster.bootstrap import BootstrapError, ensure_admin_token
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
 from sand.cluster.image import ImageError, ensure_base_image
 from sand.cluster.services import PrerequisiteError, host_service_name
@@ -96,6 +97,13 @@ def up(config_file: Path | None, hosts: int | None) -> None:
         _err.print(f"[bold red]sand up failed[/bold red] — {exc}")
         _err.print("nothing of this attempt is left running.")
         raise SystemExit(1) from None
+    try:
+        admin = ensure_admin_token(config)
+    except BootstrapError as exc:
+        _err.print(
+            f"[bold red]sand up: the cluster runs, but has no admin token[/bold red] — {exc}"
+        )
+        raise SystemExit(1) from None
     total = time.monotonic() - started_at
     report = {
         "total_s": round(total, 2),
@@ -107,6 +115,13 @@ def up(config_file: Path | None, hosts: int | None) -> None:
     verb = "started" if fresh else "already running"
     _err.print(f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}")
     _err.print(f"gateway: {config.gateway_url}")
+    made = "new admin token" if admin.created else "admin token"
+    _err.print(  # one line, never wrapped: the command in it is meant to be copied
+        f"{made} in {admin.path} (this machine's `sand` uses it); "
+        f"to sign in: sand login < {admin.path}",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 def _hosts_configured(config_file: Path | None) -> bool:

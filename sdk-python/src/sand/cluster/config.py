@@ -107,13 +107,19 @@ class ClusterConfig:
 
         Only SAND's own services know it; application sandboxes get an ACL user of their
         own that reaches nothing of another application."""
-        secret = self.state_dir / "conf" / "redis.secret"
-        if not secret.exists():
-            secret.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as out:
-                out.write(secrets.token_hex(24))
-        return secret.read_text().strip()
+        return _secret(self.state_dir / "conf" / "redis.secret")
+
+    @property
+    def internal_secret(self) -> str:
+        """What SAND's own callers of a host agent send as ``X-Sand-Internal`` (the
+        frontends, `sand up`'s bootstrap, `sand status`), made once per state dir (file
+        mode 0600). A request with it and no ``X-Sand-User`` acts as the system (admin)."""
+        return _secret(self.state_dir / "conf" / "internal.secret")
+
+    @property
+    def admin_token_file(self) -> Path:
+        """The bootstrap admin's API token, written by `sand up` (mode 0600)."""
+        return self.state_dir / "conf" / "admin.token"
 
     @property
     def logs_dir(self) -> Path:
@@ -151,6 +157,20 @@ class ClusterConfig:
     def gateway_url(self) -> str:
         """The HTTP entry point of the cluster (nginx)."""
         return f"http://127.0.0.1:{self.ports.nginx}"
+
+
+def _secret(path: Path) -> str:
+    """The secret in ``path``, made (random, mode 0600) if the file does not exist yet."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # made by another process since: read theirs
+        else:
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_hex(24))
+    return path.read_text().strip()
 
 
 def default_home() -> Path:

@@ -17,10 +17,12 @@ from typing import Any
 
 import psutil
 from sand.cluster import network
+from sand.cluster.config import ClusterConfig
 from sand.cluster.services import host_service_name
 from sand.cluster.supervisor import ServiceStatus, Supervisor
 from sand.cluster.topology import HostPlan
 from sand.contracts import Env
+from sand.credentials import INTERNAL_HEADER
 from sand_contracts import constants as _c
 
 _KILL_WAIT_S = 10.0
@@ -144,7 +146,7 @@ def cluster_status(supervisor: Supervisor) -> ClusterStatus:
                     *_process_sandboxes(plan, _own_pids(services)),
                     *containers.get(plan.id, ()),
                 ),
-                apps=_agent_apps(services),
+                apps=_agent_apps(services, config),
             )
         )
     return ClusterStatus(hosts=tuple(hosts), services=tuple(by_host.get(None, ())))
@@ -258,16 +260,23 @@ def _containers(supervisor: Supervisor) -> dict[str, list[SandboxProcesses]]:
     return found
 
 
-def _agent_apps(services: Iterable[ServiceStatus]) -> tuple[HostApp, ...] | None:
-    """The apps the host's agent runs or knows to be placed elsewhere (GET /v1/apps);
-    None when the agent is not healthy or does not answer within a second."""
+def _agent_apps(
+    services: Iterable[ServiceStatus], config: ClusterConfig
+) -> tuple[HostApp, ...] | None:
+    """The apps the host's agent runs or knows to be placed elsewhere (GET /v1/apps, as
+    the system, with the internal secret); None when the agent is not healthy or does not
+    answer within a second."""
     import requests
 
     agent = next((s for s in services if s.name == "host-agent"), None)
     if agent is None or not agent.healthy or not agent.address:
         return None
     try:
-        response = requests.get(f"{agent.address}/v1/apps", timeout=1.0)
+        response = requests.get(
+            f"{agent.address}/v1/apps",
+            headers={INTERNAL_HEADER: config.internal_secret},
+            timeout=1.0,
+        )
         response.raise_for_status()
         listed = response.json().get("apps", [])
     except (requests.RequestException, ValueError, AttributeError):

@@ -137,7 +137,12 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "ports": list(config.ports.frontends),
             "max_payload_kb": config.max_payload_kb,
         },
-        "host_agent": {"port": config.ports.host_agent, "bind": plan.ip},
+        # the agents ask for the secret on every request but /health; the frontends send it
+        "host_agent": {
+            "port": config.ports.host_agent,
+            "bind": plan.ip,
+            "secret": config.internal_secret,
+        },
         "nginx": {"port": config.ports.nginx},
         "home": str(config.home),
         "sandbox": {
