@@ -25,6 +25,13 @@ WORKFLOW_NAME: Final = re.compile(_c.NAME_WORKFLOW)
 HOST_ID: Final = re.compile(_c.NAME_HOST)
 EXECUTION_ID: Final = re.compile(_c.NAME_EXECUTION)
 DATA_REQUEST_ID: Final = re.compile(_c.NAME_DATA_REQUEST)
+USER_NAME: Final = re.compile(_c.NAME_USER)
+
+# identity (decision 0017)
+TOKEN_FORMAT: Final = re.compile(re.escape(_c.TOKEN_PREFIX) + "[A-Za-z0-9_-]{43}")
+HEADER_INTERNAL: Final[str] = _c.HEADER_INTERNAL
+FILE_INTERNAL_SECRET: Final[str] = _c.FILE_INTERNAL_SECRET
+FILE_ADMIN_TOKEN: Final[str] = _c.FILE_ADMIN_TOKEN
 
 # -- time-to-live of Redis keys, seconds ----------------------------------------------------
 RESULT_TTL_S: Final[int] = _c.RESULT_TTL_S

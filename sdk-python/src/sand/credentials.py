@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,12 +26,13 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
-# The HTTP contract with the frontends and host agents (frontend/openapi.yaml).
-# TODO(after merge): declare these in contracts.thrift beside the other shared names.
+from sand import contracts
+
+# The HTTP contract with the frontends and host agents (frontend/openapi.yaml); the names
+# Java shares are declared once, in contracts.thrift.
 TOKEN_ENV: Final = "SAND_TOKEN"
-INTERNAL_HEADER: Final = "X-Sand-Internal"
-TOKEN_FORMAT: Final = re.compile(r"sand_[A-Za-z0-9_-]{43}")
-ADMIN_TOKEN_FILE: Final = "admin.token"  # in STATE/conf
+INTERNAL_HEADER: Final = contracts.HEADER_INTERNAL
+TOKEN_FORMAT: Final = contracts.TOKEN_FORMAT
 
 
 class CredentialsError(Exception):

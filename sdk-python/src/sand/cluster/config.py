@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sand import contracts
 from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_for, plan_hosts
 
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
@@ -114,12 +115,12 @@ class ClusterConfig:
         """What SAND's own callers of a host agent send as ``X-Sand-Internal`` (the
         frontends, `sand up`'s bootstrap, `sand status`), made once per state dir (file
         mode 0600). A request with it and no ``X-Sand-User`` acts as the system (admin)."""
-        return _secret(self.state_dir / "conf" / "internal.secret")
+        return _secret(self.state_dir / contracts.FILE_INTERNAL_SECRET)
 
     @property
     def admin_token_file(self) -> Path:
         """The bootstrap admin's API token, written by `sand up` (mode 0600)."""
-        return self.state_dir / "conf" / "admin.token"
+        return self.state_dir / contracts.FILE_ADMIN_TOKEN
 
     @property
     def logs_dir(self) -> Path:
