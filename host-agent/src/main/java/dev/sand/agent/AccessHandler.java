@@ -311,12 +311,7 @@ final class AccessHandler extends Handler.Abstract {
   }
 
   private AccessTable access() {
-    CassandraStore store = cassandra.get();
-    if (store == null) {
-      throw new DeployException(
-          DeployException.Reason.UNAVAILABLE, "the global data layer is not connected yet");
-    }
-    return store.access();
+    return Ownership.access(cassandra);
   }
 
   private static DeployException invalid(String problem) {

@@ -65,6 +65,15 @@ final class Ownership {
   }
 
   private AccessTable access() {
+    return access(cassandra);
+  }
+
+  /**
+   * The users, tokens and owners of the global data layer.
+   *
+   * @throws DeployException (UNAVAILABLE) while Cassandra is not connected
+   */
+  static AccessTable access(Supplier<CassandraStore> cassandra) {
     CassandraStore store = cassandra.get();
     if (store == null) {
       throw new DeployException(
