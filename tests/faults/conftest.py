@@ -64,6 +64,11 @@ def _state_dir() -> Path:
     return Path(os.environ.get("SAND_TEST_STATE_FAULTS", default))
 
 
+# The version the session deployed, by app: a host still running the version a previous
+# session left on record is about to replace it (the sync), and must not count as ready.
+_DEPLOYED: dict[str, int] = {}
+
+
 def _runs_app(cluster: MultiHostCluster, host: str, app: str) -> bool:
     try:
         answer = requests.get(
@@ -71,7 +76,12 @@ def _runs_app(cluster: MultiHostCluster, host: str, app: str) -> bool:
         )
     except (requests.RequestException, KeyError):
         return False
-    return answer.status_code == 200 and str(answer.json().get("state", "")).startswith("running")
+    if answer.status_code != 200:
+        return False
+    described = answer.json()
+    return str(described.get("state", "")).startswith("running") and int(
+        described.get("version", 0)
+    ) >= _DEPLOYED.get(app, 0)
 
 
 def await_everywhere(
@@ -79,7 +89,8 @@ def await_everywhere(
     apps: tuple[AppUnderLoad, ...] = (RELAY, FANOUT),
     timeout_s: float = 120,
 ) -> None:
-    """Every host runs ``apps`` (the agents bring them back from the deployment record)."""
+    """Every host runs ``apps`` in the version this session deployed (the agents bring them
+    back from the deployment record)."""
     deadline = time.monotonic() + timeout_s
     missing = [(h, a.name) for h in HOSTS for a in apps]
     while time.monotonic() < deadline:
@@ -95,7 +106,7 @@ def cluster() -> Iterator[MultiHostCluster]:
     with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
         client = SandClient(running.gateway_url, token=running.admin_token)
         for app in (RELAY, FANOUT):
-            client.deploy(APPS / app.name, backend="process")
+            _DEPLOYED[app.name] = int(client.deploy(APPS / app.name, backend="process")["version"])
         await_everywhere(running)
         # a fresh stack is slow at first (JIT, topic metadata): warm it, so that the first
         # scenario's load is a steady one

@@ -371,6 +371,39 @@ def test_sandboxDies_isRestarted_executionRetriedNotLost(
         assert after.status == "SUCCEEDED"
 
 
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_redeploy_executionInsideTheOldSandbox_isRunAgainNotLost(
+    client: SandClient, backend: str, tmp_path: Path
+) -> None:
+    """A redeploy stops the old version's sandbox (3 s grace) with an instance still inside:
+    the execution ends (its event replayed into the new version, as a dead sandbox's would
+    be, or failed saying the sandbox was stopped) instead of staying RUNNING until the
+    host's next restart."""
+    app = tmp_path / "faults-c"
+    shutil.copytree(TEST_APPS / "faults", app)
+    manifest = app / "app.yaml"
+    manifest.write_text(
+        manifest.read_text()
+        .replace("name: faults", "name: faults-c")
+        .replace("timeout_s: 2", "timeout_s: 30")
+    )
+    with deployed(client, app, backend) as first:
+        execution = client.invoke("faults-c", {"how": "slow-ok", "seconds": 8}, wait=False)
+        time.sleep(1)
+        second = client.deploy(app, backend=backend)
+        assert second["version"] > first["version"]
+        final = wait_result(client, execution.execution_id, timeout_s=90)
+        # the instance either died with its sandbox unreported (then its event is re-queued
+        # into the new version) or was told to stop and says so; it never stays RUNNING
+        if final.status == "SUCCEEDED":
+            assert "re-queued" in client.logs("faults-c")
+        else:
+            assert final.status == "FAILED", final
+            assert final.error == "States.Runtime", (final.error, final.cause)
+            assert "sandbox of application 'faults-c' was stopped" in (final.cause or "")
+
+
 @pytest.mark.timeout(120)
 def test_execution_isBackedUpToKafka_andRecordedInCassandra(
     client: SandClient, cluster_config: ClusterConfig, other_faults: Path

@@ -138,7 +138,15 @@ class GrainWorker:
         if ended.clean or child.taken is None:
             return
         result = ended.outcome()
-        if child.token is None:
+        if self._stopping and _terminated(ended.status) and child.result is None:
+            # the platform stopped the sandbox (SIGTERM to the worker, passed on to busy
+            # instances): not the grain's failure, and the user must be told what it was
+            result = GrainResult.failure(
+                GrainError.RUNTIME,
+                f"the sandbox of application '{self._config.app}' was stopped (a redeploy, an "
+                f"undeploy or the host's shutdown) while grain '{self._grain.name}' ran this task",
+            )
+        elif child.token is None:
             result = GrainResult.failure(
                 GrainError.RUNTIME,
                 f"the instance of grain '{self._grain.name}' failed before running its task "
@@ -206,6 +214,11 @@ class GrainWorker:
             client.rpush(self._queue, raw)
             raise
         return raw
+
+
+def _terminated(status: int) -> bool:
+    """Whether a ``waitpid`` status says the process died of SIGTERM."""
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
 
 
 def _log(grain: str, message: str, **fields: object) -> None:

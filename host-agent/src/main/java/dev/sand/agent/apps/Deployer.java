@@ -83,6 +83,7 @@ public final class Deployer implements AutoCloseable {
   private final AppRegistry apps = new AppRegistry();
   private final AppLog log;
   private final Watchdog watchdog;
+  private final Set<String> replaced = ConcurrentHashMap.newKeySet();
   private final AppRecords records;
   private final List<String> clusterHosts;
   private final ObjectMapper mapper;
@@ -340,6 +341,8 @@ public final class Deployer implements AutoCloseable {
     if (previous.isPresent()) {
       phase.accept("stopping version " + previous.get().version());
       SandboxLauncher.stop(previous.get());
+      // what its instances had taken and not finished is replayed like a dead sandbox's
+      replaced.add(name);
     }
     AppUsers.Credentials credentials = users.create(bus, name);
     AppKeys.clearReady(bus, name, grains);
@@ -499,10 +502,18 @@ public final class Deployer implements AutoCloseable {
 
   /**
    * Restarts every sandbox that is no longer running and reports it in the app's log. Returns the
-   * apps whose sandbox was restarted (their in-flight events need replaying). Never throws.
+   * apps whose sandbox was restarted or replaced by a new version since the last call (their
+   * in-flight events need replaying: a redeploy stops the old sandbox with whatever its instances
+   * had taken). Never throws.
    */
   public List<String> watch() {
-    return watchdog.restartDead();
+    List<String> replay = new ArrayList<>(watchdog.restartDead());
+    for (String name : List.copyOf(replaced)) {
+      if (replaced.remove(name) && !replay.contains(name)) {
+        replay.add(name);
+      }
+    }
+    return replay;
   }
 
   /** Notes an event about {@code app} in the log {@code sand logs} shows. */
