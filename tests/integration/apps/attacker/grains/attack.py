@@ -69,17 +69,27 @@ def _setuid_files():
     return sorted(found)
 
 
+# setuid programs and how to make each do something only root may do
+PRIVILEGED_RUNS = {
+    "mount": ["-t", "tmpfs", "none", "/tmp/mnt"],
+    "umount": ["/tmp"],
+    "su": ["-c", "id -u"],
+    "chsh": ["-s", "/bin/sh", "root"],
+    "gpasswd": ["-a", "nobody", "root"],
+}
+
+
 def _run_setuid(path):
-    # a setuid program that would succeed as root and fails as anybody else
-    argv = {
-        "mount": [path, "-t", "tmpfs", "none", "/tmp/mnt"],
-        "su": [path, "-c", "id -u"],
-    }.get(os.path.basename(path), [path, "--version"])
     os.makedirs("/tmp/mnt", exist_ok=True)
+    argv = [path, *PRIVILEGED_RUNS[os.path.basename(path)]]
     done = subprocess.run(argv, capture_output=True, timeout=10, stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise OSError(errno.EPERM, f"exit {done.returncode}: {done.stderr[:100]!r}")
     return done.stdout[:100]
+
+
+def _nosuid(path):
+    return bool(os.statvfs(path).f_flag & os.ST_NOSUID)
 
 
 def _connect(host, port):
@@ -186,7 +196,12 @@ def handle(event, context):
         }
     if attack == "setuid-binaries":
         found = _setuid_files()
-        return {"found": found, "runs": {p: _attempt(lambda p=p: _run_setuid(p)) for p in found}}
+        runs = [p for p in found if os.path.basename(p) in PRIVILEGED_RUNS]
+        return {
+            "found": found,
+            "on_nosuid_mount": [p for p in found if _nosuid(p)],
+            "runs": {p: _attempt(lambda p=p: _run_setuid(p)) for p in runs},
+        }
     if attack == "network":
         return {
             f"{host}:{port}": _attempt(lambda h=host, p=port: _connect(h, p))
