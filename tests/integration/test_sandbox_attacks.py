@@ -153,16 +153,21 @@ def test_setuidPrograms_absentOrPowerless(client: SandClient, backend: str) -> N
 def test_network_isUnreachable(
     client: SandClient, backend: str, cluster_config: ClusterConfig
 ) -> None:
-    """No TCP connection leaves the sandbox: not to the cluster's Kafka, Cassandra, host agent
-    and nginx on 127.0.0.1 (which do listen), nor to public addresses."""
+    """No connection leaves the sandbox: not to the cluster's Kafka, Cassandra, host agent
+    and nginx on 127.0.0.1 (which do listen), nor to public addresses, nor to a Docker
+    engine's socket (SAND's, at its host path, or the usual one)."""
     ports = cluster_config.ports
     local = [ports.kafka, ports.cassandra_cql, ports.host_agent, ports.nginx]
     for port in local:  # each target listens: a refusal inside is the sandbox's doing
         with socket.create_connection(("127.0.0.1", port), timeout=2):
             pass
     targets = [["127.0.0.1", p] for p in local] + [["1.1.1.1", 443], ["8.8.8.8", 53]]
-    attempts = report(client, {"attack": "network", "targets": targets})
-    assert len(attempts) == len(targets)
+    engine = str(cluster_config.run_dir / "docker.sock")
+    with socket.socket(socket.AF_UNIX) as probe:
+        probe.connect(engine)  # SAND's engine listens there
+    sockets = [engine, "/var/run/docker.sock", "/run/docker.sock"]
+    attempts = report(client, {"attack": "network", "targets": targets, "sockets": sockets})
+    assert len(attempts) == len(targets) + len(sockets)
     assert_all_denied(attempts)
 
 

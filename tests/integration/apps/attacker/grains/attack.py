@@ -97,6 +97,13 @@ def _connect(host, port):
         return f"connected to {host}:{port}"
 
 
+def _connect_unix(path):
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(2)
+        s.connect(path)
+        return f"connected to {path}"
+
+
 def _status():
     fields = {}
     with open("/proc/self/status") as f:
@@ -203,10 +210,12 @@ def handle(event, context):
             "runs": {p: _attempt(lambda p=p: _run_setuid(p)) for p in runs},
         }
     if attack == "network":
-        return {
+        tcp = {
             f"{host}:{port}": _attempt(lambda h=host, p=port: _connect(h, p))
             for host, port in event["targets"]
         }
+        unix = {path: _attempt(lambda p=path: _connect_unix(p)) for path in event["sockets"]}
+        return {**tcp, **unix}
     if attack == "redis":
         return _redis(event["victim"])
     if attack == "fill-tmp":
