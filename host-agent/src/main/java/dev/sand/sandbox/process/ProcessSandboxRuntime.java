@@ -50,7 +50,8 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
   private final Optional<Path> jail;
   private final boolean root;
 
-  private ProcessSandboxRuntime(Path python, Optional<Path> jail, boolean root) {
+  // package-private for tests: whether the agent is root is a fact of the machine otherwise
+  ProcessSandboxRuntime(Path python, Optional<Path> jail, boolean root) {
     this.python = python;
     this.jail = jail;
     this.root = root;
