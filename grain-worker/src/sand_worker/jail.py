@@ -1,7 +1,7 @@
 """The process backend's jail: a file system, a network and a user of the sandbox's own.
 
-The host agent (root) runs ``unshare --mount --net --pid --fork`` and, inside those new
-namespaces, ``python -I -S jail.py SPEC -- COMMAND...``. This script, still root, builds a
+The host agent (root) runs ``unshare --mount --net --pid --ipc --uts --fork`` and, inside
+those new namespaces, ``python -I -S jail.py SPEC -- COMMAND...``. This script, still root, builds a
 new root file system on a small tmpfs holding only what a grain worker needs, each part
 bound read-only, nosuid and nodev at its host path:
 

@@ -26,13 +26,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * Sandboxes as host processes, for machines without a Docker engine (decision 0016).
  *
  * <p>The sandbox's main process runs in a session (and process group) of its own under {@code
- * setsid}, inside new mount, network and pid namespaces ({@code unshare}); there the jail ({@code
- * sand_worker/jail.py}, run by the host's Python in isolated mode) builds a root file system of the
- * system's read-only directories, the spec's mounts and a small {@code /tmp}, sets the limits
- * (processes per app uid, address space per process), and drops to the spec's unprivileged user
- * with no capabilities and {@code no_new_privs}. So grains see no network, no state dir and no
- * other app, and cannot signal processes outside their sandbox. Stopping the sandbox signals its
- * process group; when the worker (pid 1 of the namespace) exits, the kernel kills what is left.
+ * setsid}, inside new mount, network, pid, IPC and UTS namespaces ({@code unshare}); there the jail
+ * ({@code sand_worker/jail.py}, run by the host's Python in isolated mode) builds a root file
+ * system of the system's read-only directories, the spec's mounts and a small {@code /tmp}, sets
+ * the limits (processes per app uid, address space per process), and drops to the spec's
+ * unprivileged user with no capabilities and {@code no_new_privs}. So grains see no network, no
+ * state dir and no other app, and cannot signal processes outside their sandbox. Stopping the
+ * sandbox signals its process group; when the worker (pid 1 of the namespace) exits, the kernel
+ * kills what is left.
  *
  * <p>That needs root. An agent that is not root refuses to start process sandboxes (naming the fix)
  * rather than run tenant code with its own rights. Sandboxes live as long as this runtime's JVM;
@@ -139,6 +140,9 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
                 "--mount",
                 "--net",
                 "--pid",
+                // SysV IPC objects and the host name are the host's otherwise
+                "--ipc",
+                "--uts",
                 "--fork",
                 "--kill-child",
                 "--propagation",
