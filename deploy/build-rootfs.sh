@@ -11,6 +11,11 @@ trap 'rm -rf "$work"' EXIT
 debootstrap --variant=minbase --include=python3 bookworm "$work/root" "$mirror" >"$work/log" 2>&1 || {
   echo "debootstrap failed; its log:" >&2; tail -n 30 "$work/log" >&2; exit 1; }
 rm -rf "$work/root/var/cache/apt/archives"/*.deb "$work/root/var/lib/apt/lists"/*
+# Grains are hostile (decision 0016): no program in the image may raise privileges. Sandboxes run
+# with no-new-privileges anyway; removing the setuid and setgid bits (su, mount, passwd, chfn,
+# unix_chkpwd, ...) is the second wall. Directories keep their setgid bit: it only picks the
+# group of new files, and the root file system is read-only in a sandbox.
+find "$work/root" -xdev -type f -perm /6000 -exec chmod ug-s {} +
 mkdir -p "$(dirname "$out")"
 tar -C "$work/root" -cf "$out.partial" .
 mv "$out.partial" "$out"

@@ -346,7 +346,8 @@ def _kill_sandbox(config: ClusterConfig, app: str, backend: str) -> None:
         cmdline = process.info.get("cmdline") or []
         with contextlib.suppress(psutil.Error):
             if cmdline[-2:] == ["-m", "sand_worker"] and process.environ().get("SAND_APP") == app:
-                os.killpg(process.pid, signal.SIGKILL)
+                # the worker runs inside its jail's namespaces: its group is the sandbox's
+                os.killpg(os.getpgid(process.pid), signal.SIGKILL)
                 return
     raise AssertionError(f"no sandbox process of {app}")
 

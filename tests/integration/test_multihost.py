@@ -76,9 +76,12 @@ def test_statusJson_listsBothHosts_eachAgentHealthyInItsNamespace(
 
 
 @pytest.mark.timeout(600)
-def test_processSandbox_runsInItsHostsNamespace(cluster: MultiHostCluster) -> None:
-    """An app deployed to host-2's agent runs its worker in host-2's namespace, and status
-    lists its pids under host-2."""
+def test_processSandbox_runsUnderItsHost_inANetworkNamespaceOfItsOwn(
+    cluster: MultiHostCluster,
+) -> None:
+    """An app deployed to host-2's agent runs its worker under host-2 (status lists its pids
+    there), in a network namespace of its own: neither host-2's nor the root's (decision
+    0016: a sandbox has no network)."""
     client = SandClient(cluster.agent_url("host-2"), internal_secret=cluster.config.internal_secret)
     client.deploy(APPS / "spy", backend="process")
     deadline = time.monotonic() + 60
@@ -90,7 +93,10 @@ def test_processSandbox_runsInItsHostsNamespace(cluster: MultiHostCluster) -> No
     assert pids, "no process of app 'spy' on host-2"
     netns = cluster.config.host_plans[1].netns
     host2 = os.stat(f"/run/netns/{netns}").st_ino
-    assert all(os.stat(f"/proc/{pid}/ns/net").st_ino == host2 for pid in pids if _alive(pid))
+    root = os.stat("/proc/self/ns/net").st_ino  # the test runs in the root namespace
+    namespaces = {os.stat(f"/proc/{pid}/ns/net").st_ino for pid in pids if _alive(pid)}
+    assert namespaces
+    assert not namespaces & {host2, root}
 
 
 @pytest.mark.timeout(600)

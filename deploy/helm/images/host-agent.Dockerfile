@@ -3,7 +3,7 @@
 #   docker build -f deploy/helm/images/host-agent.Dockerfile -t REGISTRY/sand/host-agent:0.1.0 .
 #
 # Debian bookworm, not the Temurin image's Ubuntu: the agent's Python validates apps and pip-installs
-# their requirements for the sandboxes, whose base image (sand-base:bookworm-1) runs bookworm's
+# their requirements for the sandboxes, whose base image (sand-base:bookworm-2) runs bookworm's
 # Python 3.11; packages with C extensions must be built for that same Python. The JRE is
 # Temurin's, copied in.
 FROM eclipse-temurin:17-jre AS jre

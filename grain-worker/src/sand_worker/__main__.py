@@ -77,7 +77,13 @@ def main() -> int:
             flush=True,
         )
         time.sleep(delay)
-        workers[_spawn(app, name, config)] = name
+        while not stopping:
+            try:
+                workers[_spawn(app, name, config)] = name
+                break
+            except OSError as exc:  # the sandbox's pids limit is reached: try again later
+                print(f"sand-worker: cannot restart grain '{name}': {exc}", file=sys.stderr)
+                time.sleep(RESTART_BACKOFF_S[-1])
     for pid in workers:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)

@@ -36,6 +36,7 @@ from sand import keys
 from sand.contracts import READY_TTL_S
 from sand.grain.channel import Channel, ParentGone
 from sand.grain.child import ChildSetup
+from sand.grain.limits import MemoryWatch
 from sand.grain.pool import Ended, Pool
 from sand.grain.result import GrainError, GrainResult
 
@@ -88,6 +89,7 @@ class GrainWorker:
             # a reused instance retires after one empty BRPOP; one still there well after
             # that is not waiting for events (a grain that forged DONE): killed
             idle_limit_s=BRPOP_TIMEOUT_S + IDLE_SLACK_S + self._config.grace_s,
+            memory=MemoryWatch.find(),
         )
         warm_up()
         # Objects alive now are never freed: keep the collector from touching
@@ -129,7 +131,13 @@ class GrainWorker:
             # is still waiting, refill once the busy ones are done (or after a short delay).
             return
         while idle < self._config.prefork and len(children) < self._config.max_concurrency:
-            pool.fork(self._serve, grain=self._grain.name)
+            try:
+                pool.fork(self._serve, grain=self._grain.name)
+            except OSError as exc:
+                # The sandbox's pids limit is reached (a grain's fork bomb, until its deadline
+                # kills its process group): serve with the children there are, fork next tick.
+                _log(self._grain.name, "cannot fork an instance", error=str(exc))
+                return
             idle += 1
 
     def _report(self, reporter: EventHandler, ended: Ended) -> None:

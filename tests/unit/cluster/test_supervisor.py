@@ -192,3 +192,32 @@ def test_tcpProbe_refusedPort_saysWhich() -> None:
     """The TCP probe names the address it could not reach."""
     reason = probes.tcp(1)()
     assert reason is not None and "127.0.0.1:1" in reason
+
+
+@pytest.mark.timeout(30)
+def test_up_confDir_isRootsAlone(tmp_path: Path) -> None:
+    """`sand up` leaves the conf dir 0700 and its files 0600, also files there from before
+    (redis.secret, cluster.json, ... hold the keys to every app's data)."""
+    config = _config(tmp_path)
+    config.conf_dir.mkdir(parents=True)
+    stale = config.conf_dir / "internal.secret"
+    stale.write_text("s")
+    stale.chmod(0o644)
+    config.conf_dir.chmod(0o755)
+    sup = Supervisor(
+        config,
+        [
+            _spec(
+                config,
+                "svc",
+                "print('READY', flush=True); import time; time.sleep(60)",
+                ready_marker="READY",
+            )
+        ],
+    )
+    sup.up()
+    try:
+        assert config.conf_dir.stat().st_mode & 0o777 == 0o700
+        assert stale.stat().st_mode & 0o777 == 0o600
+    finally:
+        sup.down()

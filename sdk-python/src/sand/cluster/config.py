@@ -79,6 +79,7 @@ class ClusterConfig:
     sandbox_backend: str = "docker"
     sandbox_cpus: float = 1.0
     sandbox_pids_limit: int = 512
+    sandbox_tmp_size_mb: int = 64
     host_count: int = 1  # [cluster] hosts
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
 
@@ -312,6 +313,7 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_backend=sb["backend"],
         sandbox_cpus=_positive("sandbox.cpus", sb["cpus"]),
         sandbox_pids_limit=int(_positive("sandbox.pids_limit", sb["pids_limit"])),
+        sandbox_tmp_size_mb=int(_positive("sandbox.tmp_size_mb", sb["tmp_size_mb"])),
         host_count=_host_count(c["hosts"]),
         subnet=_subnet(c["subnet"]),
     )

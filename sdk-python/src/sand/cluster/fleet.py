@@ -2,8 +2,8 @@
 processes, and killing every process of one host (fault injection).
 
 A host's processes are its Redis, its agent and its sandboxes. With several hosts the
-first three kinds all run in the host's network namespace (``ip netns pids``); on a
-single host the sandboxes of the process backend are the agent's descendants. Docker
+first two run in the host's network namespace (``ip netns pids``); the sandboxes of the
+process backend are the agent's descendants (each in namespaces of its own). Docker
 sandboxes are the containers labelled with the host as owner, wherever they run.
 """
 
@@ -187,12 +187,13 @@ def _renamed(status: ServiceStatus, name: str) -> ServiceStatus:
 
 
 def _process_sandboxes(plan: HostPlan, own: list[int]) -> list[SandboxProcesses]:
-    """Sandboxes of the process backend: in a namespace, every process but ``own`` (the
-    pids of the host's Redis and agent); on a single host, their descendants."""
+    """Sandboxes of the process backend: the descendants of ``own`` (the pids of the
+    host's Redis and agent) and, in a namespace, every other process in it. A process
+    sandbox runs in network (and mount, pid) namespaces of its own (decision 0016), so it
+    is found as the agent's descendant, not in the host's namespace."""
+    pids = {child for pid in own for child in _descendants(pid)}
     if plan.netns is not None:
-        pids = [pid for pid in network.netns_pids(plan.netns) if pid not in own]
-    else:
-        pids = [child for pid in own for child in _descendants(pid)]
+        pids.update(pid for pid in network.netns_pids(plan.netns) if pid not in own)
     by_app: dict[str | None, list[int]] = {}
     for process in _alive(pids):
         app = None

@@ -108,6 +108,22 @@ def write_cluster_json(config: ClusterConfig) -> Path:
     return shared
 
 
+def restrict_conf(config: ClusterConfig) -> None:
+    """Make every conf dir of the cluster readable by root alone: the dir 0700, its files 0600.
+
+    They hold the keys to every app's data (``redis.secret``, ``redis.conf`` and
+    ``cluster.json`` carry the password of Redis's default user, and any other secret a
+    service keeps there). SAND's services run as root; grains run as unprivileged users
+    (decision 0016) and must not read them. The dir's mode alone shuts them out, so a
+    file written later with a laxer mode is still safe until the next call fixes it."""
+    for conf in {config.conf_dir, *(plan.conf_dir for plan in config.host_plans)}:
+        conf.mkdir(parents=True, exist_ok=True)
+        conf.chmod(0o700)
+        for path in conf.iterdir():
+            if path.is_file() and not path.is_symlink():
+                path.chmod(0o600)
+
+
 def _write_json(path: Path, document: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
@@ -153,6 +169,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "site_dir": str(config.home / "build" / "sandbox-site"),
             "cpus": config.sandbox_cpus,
             "pids_limit": config.sandbox_pids_limit,
+            "tmp_size_mb": config.sandbox_tmp_size_mb,
         },
         "hosts": [
             {

@@ -29,7 +29,12 @@ from pathlib import Path
 import psutil
 from sand.cluster import network
 from sand.cluster.config import ClusterConfig
-from sand.cluster.services import ServiceSpec, build_services, check_prerequisites
+from sand.cluster.services import (
+    ServiceSpec,
+    build_services,
+    check_prerequisites,
+    restrict_conf,
+)
 
 Reporter = Callable[[str], None]
 _POLL_S = 0.1
@@ -120,6 +125,7 @@ class Supervisor:
         for plan in self._config.host_plans:
             for directory in (plan.pids_dir, plan.logs_dir, plan.conf_dir):
                 directory.mkdir(parents=True, exist_ok=True)
+        restrict_conf(self._config)
         running = {spec.name: pid for spec in self._services if (pid := self._pid(spec.name))}
         to_start = [spec for spec in self._services if spec.name not in running]
         self._check_ports(to_start)
@@ -143,6 +149,7 @@ class Supervisor:
                         raise StartError(spec.name, f"preparing failed: {exc}", spec.log) from exc
                 log_offset = _size(spec.log)  # the ready line must be new
                 spawned[spec.name] = (self._spawn(spec), self._clock(), log_offset)
+            restrict_conf(self._config)  # the files the services' preparations wrote
             results += self._wait_ready(to_start, spawned)
         except BaseException:
             self._stop_names([s.name for s in reversed(to_start) if s.name in spawned])

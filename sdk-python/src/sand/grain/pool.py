@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from sand.grain.channel import HEADER, Frame, TaskStarted
 from sand.grain.child import ChildSetup, Work, child_main, prepare_parent
 from sand.grain.exits import ExitCode, explain_exit
+from sand.grain.limits import MemoryWatch, memory_limit_cause
 from sand.grain.result import GrainError, GrainResult, decode_result
 
 Clock = Callable[[], float]
@@ -74,6 +75,8 @@ class Child:
     killed: bool = False
     eof: bool = False
     served: int = 0  # pieces of work it finished with a DONE frame
+    oom_kills_at_fork: int | None = None  # the sandbox's OOM-kill count then (MemoryWatch)
+    memory_limit_mb: int | None = None  # set when the memory limit killed it
     buffer: bytearray = field(default_factory=bytearray)
     settle_s: float = _SETTLE_FIRST_S
 
@@ -109,6 +112,10 @@ class Ended:
                 GrainError.DATA_LIMIT_EXCEEDED,
                 f"grain '{child.grain}' sent more than {child.wire_limit_bytes} bytes of result",
             )
+        elif child.memory_limit_mb is not None:
+            result = GrainResult.failure(
+                GrainError.RUNTIME, memory_limit_cause(child.grain, child.memory_limit_mb)
+            )
         elif child.result is not None:
             result = child.result
         else:
@@ -135,6 +142,7 @@ class Pool:
         clock: Clock = time.monotonic,
         max_timeout_s: float | None = None,
         idle_limit_s: float | None = None,
+        memory: MemoryWatch | None = None,
     ) -> None:
         self._grace_s = grace_s
         # A child that sent DONE and then neither takes work nor exits within this is
@@ -146,6 +154,9 @@ class Pool:
         self._max_timeout_s = max_timeout_s
         self._setup = setup
         self._clock = clock
+        # The sandbox's memory cgroup: a child SIGKILLed while its OOM-kill count moved
+        # failed at the memory limit, and says so (instead of "killed by SIGKILL").
+        self._memory = memory
         self._pid = os.getpid()  # once, not per fork
         self._children: dict[int, Child] = {}
         self._sweep_at = clock() + SWEEP_S
@@ -190,6 +201,8 @@ class Pool:
         child = Child(
             pid=pid, fd=read_fd, grain=grain, started=started, wire_limit_bytes=wire_limit_bytes
         )
+        if self._memory is not None:  # before events, children are forked ahead of them
+            child.oom_kills_at_fork = self._memory.oom_kills()
         if timeout_s is not None:
             self._start_deadline(child, timeout_s, started)
         self._children[pid] = child
@@ -363,6 +376,17 @@ class Pool:
         # reserved while any member lives; the group is empty otherwise.
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(child.pid, signal.SIGKILL)
+        if (
+            self._memory is not None
+            and child.oom_kills_at_fork is not None
+            and not child.killed
+            and os.WIFSIGNALED(status)
+            and os.WTERMSIG(status) == signal.SIGKILL
+            and self._memory.oom_kills() > child.oom_kills_at_fork
+        ):
+            # Only the kernel sends SIGKILL here besides the pool (child.killed), and it
+            # counted an OOM kill during this child's life.
+            child.memory_limit_mb = self._memory.limit_mb
         return Ended(child=child, status=status, at=now)
 
 

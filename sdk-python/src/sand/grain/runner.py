@@ -32,6 +32,7 @@ from typing import Any
 from sand.data import DataStore, Scope
 from sand.grain.channel import Channel
 from sand.grain.context import Context, Data, NextGrainError
+from sand.grain.limits import address_space_limit_mb
 from sand.grain.pool import Child, Pool
 from sand.grain.result import GrainError, GrainResult, Invocation
 
@@ -108,8 +109,10 @@ def invoke(
     class name and ``cause`` = its message; the deadline (``invocation.timeout_s``,
     enforced with SIGALRM in the main thread) becomes ``States.Timeout``; choosing a
     next grain outside ``potentialNext`` (uncaught) becomes ``States.Runtime``;
-    ``sys.exit`` becomes ``States.TaskFailed``; an output that is not JSON becomes
-    ``States.Runtime``; one above the payload limit ``States.DataLimitExceeded``.
+    ``sys.exit`` becomes ``States.TaskFailed``; a ``MemoryError`` under an address-space
+    limit (the process backend's memory limit) becomes ``States.Runtime`` naming it; an
+    output that is not JSON becomes ``States.Runtime``; one above the payload limit
+    ``States.DataLimitExceeded``.
     The returned ``output`` is the output as the next grain will see it (JSON
     round-tripped).
     """
@@ -151,6 +154,16 @@ def invoke(
             GrainError.TASK_FAILED,
             f"grain '{grain}' called sys.exit({exc.code!r})",
             traceback=traceback.format_exc(),
+            duration_ms=elapsed_ms(),
+        )
+    except MemoryError as exc:
+        limit_mb = address_space_limit_mb()
+        if limit_mb is None:  # not the sandbox's limit: the machine is out of memory
+            return GrainResult.failure(type(exc).__name__, str(exc), duration_ms=elapsed_ms())
+        return GrainResult.failure(
+            GrainError.RUNTIME,
+            f"grain '{grain}' ran out of memory: its process reached the sandbox's memory "
+            f"limit of {limit_mb} MiB (address space, RLIMIT_AS)",
             duration_ms=elapsed_ms(),
         )
     except BaseException as exc:  # any failure of user code is a result

@@ -195,12 +195,13 @@ public record ClusterConfig(
     if (!top.has("sandbox")) {
       return new SandboxConfig(
           docker ? SandboxConfig.Backend.DOCKER : SandboxConfig.Backend.PROCESS,
-          "sand-base:bookworm-1",
+          "sand-base:bookworm-2",
           Path.of("python3"),
           List.of(),
           null,
           1.0,
-          512);
+          512,
+          SandboxConfig.DEFAULT_TMP_SIZE_MB);
     }
     return top.section(
         "sandbox",
@@ -214,7 +215,10 @@ public record ClusterConfig(
                 s.texts("source_dirs").stream().map(Path::of).toList(),
                 Path.of(s.text("site_dir")),
                 s.number("cpus"),
-                s.integer("pids_limit")));
+                s.integer("pids_limit"),
+                s.has("tmp_size_mb")
+                    ? s.integer("tmp_size_mb")
+                    : SandboxConfig.DEFAULT_TMP_SIZE_MB));
   }
 
   private static URI uri(String key, String text) {

@@ -16,7 +16,8 @@ import java.util.Locale;
  * @param siteDir host directory of the third-party packages grain workers import inside Docker
  *     sandboxes (built by set-up for the sandbox's Python)
  * @param cpus CPU limit of one Docker sandbox, > 0
- * @param pidsLimit most processes one Docker sandbox may hold, > 0
+ * @param pidsLimit most processes one sandbox may hold, > 0 (process backend: per application uid)
+ * @param tmpSizeMb size of a sandbox's writable {@code /tmp} in MiB, > 0
  */
 public record SandboxConfig(
     Backend backend,
@@ -25,7 +26,11 @@ public record SandboxConfig(
     List<Path> sourceDirs,
     Path siteDir,
     double cpus,
-    int pidsLimit) {
+    int pidsLimit,
+    int tmpSizeMb) {
+
+  /** {@code tmp_size_mb} of config files that predate it. */
+  public static final int DEFAULT_TMP_SIZE_MB = 64;
 
   /** Where grain workers run. */
   public enum Backend {
@@ -69,6 +74,9 @@ public record SandboxConfig(
     }
     if (pidsLimit <= 0) {
       throw ConfigException.invalid("pids_limit", "must be > 0, got " + pidsLimit);
+    }
+    if (tmpSizeMb <= 0) {
+      throw ConfigException.invalid("tmp_size_mb", "must be > 0, got " + tmpSizeMb);
     }
   }
 }

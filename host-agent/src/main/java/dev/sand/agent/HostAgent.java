@@ -100,7 +100,7 @@ public final class HostAgent implements AutoCloseable {
   private final List<DependencyMonitor> monitors = new ArrayList<>();
   private final Server server;
   private final ServerConnector connector;
-  private final ProcessSandboxRuntime processes = new ProcessSandboxRuntime();
+  private final ProcessSandboxRuntime processes;
   private volatile Deployer deployer;
   private volatile EventLoops loops;
   private volatile GlobalBus globalBus;
@@ -114,6 +114,8 @@ public final class HostAgent implements AutoCloseable {
   private HostAgent(ClusterConfig config, Wiring wiring) {
     this.config = config;
     this.wiring = wiring;
+    this.processes =
+        ProcessSandboxRuntime.create(config.sandbox().python(), config.sandbox().sourceDirs());
     for (Dependency dependency : wiring.dependencies()) {
       monitors.add(new DependencyMonitor(dependency, wiring.timing(), wiring.clock()));
     }

@@ -17,6 +17,9 @@ import java.util.Map;
  * @param cpus CPU limit, > 0 (Docker only)
  * @param pidsLimit most processes in the sandbox, > 0 (Docker only)
  * @param logFile where the process backend writes the sandbox's output (Docker keeps its own)
+ * @param user the unprivileged user every process of the sandbox runs as (one per application)
+ * @param tmpSizeMb size of the sandbox's writable {@code /tmp} in MiB, > 0; the rest of its file
+ *     system is read-only
  */
 public record SandboxSpec(
     String app,
@@ -25,6 +28,8 @@ public record SandboxSpec(
     double cpus,
     int pidsLimit,
     Path logFile,
+    User user,
+    int tmpSizeMb,
     List<Mount> mounts,
     Map<String, String> env,
     List<String> command) {
@@ -45,6 +50,13 @@ public record SandboxSpec(
               + cpus
               + " and "
               + pidsLimit);
+    }
+    if (user == null) {
+      throw new IllegalArgumentException("sandbox of app '" + app + "': user is required");
+    }
+    if (tmpSizeMb <= 0) {
+      throw new IllegalArgumentException(
+          "sandbox of app '" + app + "': tmp_size_mb must be > 0, got " + tmpSizeMb);
     }
     mounts = List.copyOf(mounts);
     env = Map.copyOf(env);
@@ -70,6 +82,28 @@ public record SandboxSpec(
         throw new IllegalArgumentException(
             "mount sandbox path must be absolute, got " + sandboxPath);
       }
+    }
+  }
+
+  /**
+   * The numeric user and group a sandbox's processes run as. No passwd entry is needed: nothing in
+   * the sandbox looks the user up by name.
+   *
+   * @param uid > 0 (never root)
+   * @param gid > 0 (never root's group)
+   */
+  public record User(int uid, int gid) {
+    public User {
+      if (uid <= 0 || gid <= 0) {
+        throw new IllegalArgumentException(
+            "sandbox user must not be root: uid and gid must be > 0, got " + uid + ":" + gid);
+      }
+    }
+
+    /** The {@code uid:gid} form Docker and setpriv take. */
+    @Override
+    public String toString() {
+      return uid + ":" + gid;
     }
   }
 }

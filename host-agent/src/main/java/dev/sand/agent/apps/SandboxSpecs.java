@@ -6,6 +6,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.config.SandboxConfig;
 import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxSpec;
+import dev.sand.sandbox.SandboxUsers;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,6 +26,9 @@ final class SandboxSpecs {
   private static final int DEFAULT_MEMORY_MB = 512;
   private static final int DEFAULT_MAX_CONCURRENCY = 64;
   private static final int MAX_SANDBOX_MEMORY_MB = 8192;
+  // the one writable place of a sandbox (decision 0016)
+  private static final String SANDBOX_TMP = "/tmp";
+  private static final String UIDS_FILE = "sandbox/uids";
 
   /**
    * What one sandbox is made for.
@@ -44,16 +48,29 @@ final class SandboxSpecs {
 
   private final ClusterConfig config;
   private final Path logsDir;
+  private final SandboxUsers users;
 
   /**
    * @param logsDir where the process backend writes each sandbox's output ({@code <app>.log})
    */
   SandboxSpecs(ClusterConfig config, Path logsDir) {
-    this.config = config;
-    this.logsDir = logsDir;
+    this(config, logsDir, new SandboxUsers(config.stateDir().resolve(UIDS_FILE)));
   }
 
-  /** The sandbox of {@code launch}. */
+  /**
+   * @param users the per-application uids of this host
+   */
+  SandboxSpecs(ClusterConfig config, Path logsDir, SandboxUsers users) {
+    this.config = config;
+    this.logsDir = logsDir;
+    this.users = users;
+  }
+
+  /**
+   * The sandbox of {@code launch}.
+   *
+   * @throws dev.sand.sandbox.SandboxException when the app's uid cannot be allocated
+   */
   SandboxSpec of(Launch launch) {
     SandboxConfig sandbox = config.sandbox();
     DeployOptions options = launch.plan().options();
@@ -66,7 +83,11 @@ final class SandboxSpecs {
     env.put(
         contractsConstants.ENV_MAX_CONCURRENCY,
         String.valueOf(limits.path("max_concurrency").asInt(DEFAULT_MAX_CONCURRENCY)));
+    // everything but /tmp is read-only: no .pyc files, and whatever looks for a home or a
+    // temporary directory finds the writable one
     env.put("PYTHONDONTWRITEBYTECODE", "1");
+    env.put("HOME", SANDBOX_TMP);
+    env.put("TMPDIR", SANDBOX_TMP);
     env.put("PYTHONUNBUFFERED", "1");
     env.put(contractsConstants.ENV_BACKUP, options.backups() ? "1" : "0");
     // a grain placed on other hosts only is remote here: its events go through its topic
@@ -80,12 +101,7 @@ final class SandboxSpecs {
     if (launch.plan().backend() == SandboxConfig.Backend.DOCKER) {
       command = inDocker(launch.dir(), env, mounts);
     } else {
-      env.put(contractsConstants.ENV_APP_DIR, launch.dir().toString());
-      env.put(contractsConstants.ENV_REDIS_SOCKET, config.redis().socket().toString());
-      env.put(
-          "PYTHONPATH",
-          pythonPath(sandbox.sourceDirs()) + ":" + launch.dir().resolve(AppFiles.SITE_DIR));
-      command = List.of(sandbox.python().toString(), "-m", "sand_worker");
+      command = inProcess(launch.dir(), env, mounts);
     }
     // the app's memory_mb bounds one grain instance; the sandbox holds a worker per grain plus
     // instances in flight, so it gets one share per grain and one for bursts
@@ -98,6 +114,8 @@ final class SandboxSpecs {
         sandbox.cpus(),
         sandbox.pidsLimit(),
         logsDir.resolve(launch.app() + ".log"),
+        users.of(launch.app()),
+        sandbox.tmpSizeMb(),
         mounts,
         env,
         command);
@@ -108,7 +126,8 @@ final class SandboxSpecs {
     SandboxConfig sandbox = config.sandbox();
     Path socket = config.redis().socket();
     mounts.add(new SandboxSpec.Mount(dir.toString(), SANDBOX_APP, true));
-    mounts.add(new SandboxSpec.Mount(socket.getParent().toString(), SANDBOX_RUN, false));
+    // read-only: a client needs no write access to the directory to connect to the socket
+    mounts.add(new SandboxSpec.Mount(socket.getParent().toString(), SANDBOX_RUN, true));
     List<String> path = new ArrayList<>();
     for (int i = 0; i < sandbox.sourceDirs().size(); i++) {
       String inside = "/sand/src/" + i;
@@ -124,6 +143,25 @@ final class SandboxSpecs {
     env.put(contractsConstants.ENV_REDIS_SOCKET, SANDBOX_RUN + "/" + socket.getFileName());
     env.put("PYTHONPATH", String.join(":", path));
     return List.of("python3", "-m", "sand_worker");
+  }
+
+  /**
+   * The process backend sees the host paths, but only these (its jail binds them read-only at the
+   * same place): the app, Redis's socket directory and SAND's sources; returns the command.
+   */
+  private List<String> inProcess(
+      Path dir, Map<String, String> env, List<SandboxSpec.Mount> mounts) {
+    SandboxConfig sandbox = config.sandbox();
+    Path socketDir = config.redis().socket().getParent();
+    mounts.add(new SandboxSpec.Mount(dir.toString(), dir.toString(), true));
+    mounts.add(new SandboxSpec.Mount(socketDir.toString(), socketDir.toString(), true));
+    for (Path source : sandbox.sourceDirs()) {
+      mounts.add(new SandboxSpec.Mount(source.toString(), source.toString(), true));
+    }
+    env.put(contractsConstants.ENV_APP_DIR, dir.toString());
+    env.put(contractsConstants.ENV_REDIS_SOCKET, config.redis().socket().toString());
+    env.put("PYTHONPATH", pythonPath(sandbox.sourceDirs()) + ":" + dir.resolve(AppFiles.SITE_DIR));
+    return List.of(sandbox.python().toString(), "-m", "sand_worker");
   }
 
   /** {@code dirs} as a PYTHONPATH. */

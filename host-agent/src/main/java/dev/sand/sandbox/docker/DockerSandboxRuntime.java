@@ -6,6 +6,7 @@ import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Bind;
+import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
@@ -34,14 +35,18 @@ import java.util.concurrent.TimeUnit;
  * Sandboxes as Docker containers, through the Engine API on a unix socket (or TCP).
  *
  * <p>Containers get {@code network_mode=none}: grains reach the local bus and data layer through
- * Redis's unix socket mounted into the sandbox, and SAND's dockerd runs without a bridge. Thread-
- * safe (docker-java's client is).
+ * Redis's unix socket mounted into the sandbox, and SAND's dockerd runs without a bridge. Tenant
+ * code is hostile (decision 0016): every container runs as its application's unprivileged user,
+ * with every capability dropped, {@code no-new-privileges}, a read-only root file system and a
+ * small {@code /tmp} (tmpfs, nosuid, nodev), under Docker's default seccomp profile (never turned
+ * off here). Thread-safe (docker-java's client is).
  */
 public final class DockerSandboxRuntime implements SandboxRuntime {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
   // image pulls are not done here, so no call should take long; logs can be large
   private static final Duration RESPONSE_TIMEOUT = Duration.ofSeconds(60);
   private static final long LOGS_TIMEOUT_S = 10;
+  private static final String NO_NEW_PRIVILEGES = "no-new-privileges:true";
 
   private final URI host;
   private final String hostId;
@@ -98,8 +103,13 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
                     .withLabels(Labels.of(hostId, spec.app()))
                     .withEnv(env)
                     .withCmd(spec.command())
+                    .withUser(spec.user().toString())
                     .withHostConfig(
                         HostConfig.newHostConfig()
+                            .withCapDrop(Capability.ALL)
+                            .withSecurityOpts(List.of(NO_NEW_PRIVILEGES))
+                            .withReadonlyRootfs(true)
+                            .withTmpFs(Map.of("/tmp", tmpfsOptions(spec.tmpSizeMb())))
                             .withMemory(spec.memoryMb() * 1024L * 1024L)
                             .withNanoCPUs((long) (spec.cpus() * 1e9))
                             .withPidsLimit((long) spec.pidsLimit())
@@ -111,6 +121,15 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
             return new SandboxId(id);
           }
         });
+  }
+
+  /**
+   * The mount options of a sandbox's {@code /tmp}: world-writable with the sticky bit (the sandbox
+   * user is not its owner), no setuid files or device nodes, at most {@code sizeMb} MiB (its pages
+   * count against the container's memory limit).
+   */
+  static String tmpfsOptions(int sizeMb) {
+    return "rw,nosuid,nodev,mode=1777,size=" + sizeMb + "m";
   }
 
   @Override

@@ -1,5 +1,8 @@
 package dev.sand.sandbox.process;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxInfo;
@@ -9,29 +12,65 @@ import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Sandboxes as plain host processes, for machines without a Docker engine: the sandbox's main
- * process runs in a session (and process group) of its own under {@code setsid}, so stopping the
- * sandbox signals every grain worker and instance in it at once. No file-system, memory or network
- * isolation: mounts are ignored (the host paths are used as they are) and limits are not enforced.
+ * Sandboxes as host processes, for machines without a Docker engine (decision 0016).
  *
- * <p>Sandboxes live as long as this runtime's JVM; {@link #listOwned} knows only its own. Thread-
- * safe.
+ * <p>The sandbox's main process runs in a session (and process group) of its own under {@code
+ * setsid}, inside new mount, network, pid, IPC and UTS namespaces ({@code unshare}); there the jail
+ * ({@code sand_worker/jail.py}, run by the host's Python in isolated mode) builds a root file
+ * system of the system's read-only directories, the spec's mounts and a small {@code /tmp}, sets
+ * the limits (processes per app uid, address space per process), and drops to the spec's
+ * unprivileged user with no capabilities and {@code no_new_privs}. So grains see no network, no
+ * state dir and no other app, and cannot signal processes outside their sandbox. Stopping the
+ * sandbox signals its process group; when the worker (pid 1 of the namespace) exits, the kernel
+ * kills what is left.
+ *
+ * <p>That needs root. An agent that is not root refuses to start process sandboxes (naming the fix)
+ * rather than run tenant code with its own rights. Sandboxes live as long as this runtime's JVM;
+ * {@link #listOwned} knows only its own. Thread-safe.
  */
 public final class ProcessSandboxRuntime implements SandboxRuntime {
   private static final AtomicLong NEXT = new AtomicLong();
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String JAIL_SCRIPT = "sand_worker/jail.py";
 
   private record Sandbox(SandboxSpec spec, Process[] process) {}
 
   private final Map<SandboxId, Sandbox> sandboxes = new ConcurrentHashMap<>();
+  private final Path python;
+  private final Optional<Path> jail;
+  private final boolean root;
+
+  // package-private for tests: whether the agent is root is a fact of the machine otherwise
+  ProcessSandboxRuntime(Path python, Optional<Path> jail, boolean root) {
+    this.python = python;
+    this.jail = jail;
+    this.root = root;
+  }
+
+  /**
+   * A runtime whose jail is run by {@code python} (the host's, as root) from the first of {@code
+   * sourceDirs} that holds {@code sand_worker/jail.py}. Does not fail when there is none, or when
+   * the agent is not root: {@link #start} does, naming the fix.
+   */
+  public static ProcessSandboxRuntime create(Path python, List<Path> sourceDirs) {
+    Optional<Path> jail =
+        sourceDirs.stream()
+            .map(dir -> dir.resolve(JAIL_SCRIPT))
+            .filter(Files::isRegularFile)
+            .findFirst();
+    return new ProcessSandboxRuntime(python, jail, effectiveUid() == 0);
+  }
 
   @Override
   public SandboxId create(SandboxSpec spec) {
@@ -49,7 +88,7 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
       }
       List<String> argv = new ArrayList<>();
       argv.add("setsid");
-      argv.addAll(sandbox.spec().command());
+      argv.addAll(jailed(sandbox.spec()));
       ProcessBuilder builder = new ProcessBuilder(argv);
       builder.environment().putAll(sandbox.spec().env());
       builder.redirectErrorStream(true);
@@ -66,6 +105,83 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
         throw new SandboxException(
             "process sandbox of app '" + sandbox.spec().app() + "': cannot start: " + e, e);
       }
+    }
+  }
+
+  /**
+   * {@code spec}'s command inside its namespaces and jail. {@code unshare --fork} waits for the
+   * namespace's first process and, with {@code --kill-child}, takes it down if unshare itself is
+   * killed; it ignores SIGTERM while waiting, so a stop reaches the worker, which shuts down.
+   */
+  private List<String> jailed(SandboxSpec spec) {
+    if (!root) {
+      throw new SandboxException(
+          "process sandbox of app '"
+              + spec.app()
+              + "': refusing to run grains without isolation: the process backend needs the host"
+              + " agent to run as root (to give each app its own uid and namespaces); run the"
+              + " agent as root, or deploy with --backend docker",
+          null);
+    }
+    Path script =
+        jail.orElseThrow(
+            () ->
+                new SandboxException(
+                    "process sandbox of app '"
+                        + spec.app()
+                        + "': "
+                        + JAIL_SCRIPT
+                        + " is in none of the sandbox's source_dirs",
+                    null));
+    List<String> argv =
+        new ArrayList<>(
+            List.of(
+                "unshare",
+                "--mount",
+                "--net",
+                "--pid",
+                // SysV IPC objects and the host name are the host's otherwise
+                "--ipc",
+                "--uts",
+                "--fork",
+                "--kill-child",
+                "--propagation",
+                "private",
+                "--",
+                python.toString(),
+                "-I",
+                "-S",
+                script.toString(),
+                jailSpec(spec),
+                "--"));
+    argv.addAll(spec.command());
+    return argv;
+  }
+
+  /** The jail's argument: the user, the limits and the mounts of {@code spec}, as JSON. */
+  static String jailSpec(SandboxSpec spec) {
+    ObjectNode doc = JSON.createObjectNode();
+    doc.put("uid", spec.user().uid());
+    doc.put("gid", spec.user().gid());
+    doc.put("tmp_size_mb", spec.tmpSizeMb());
+    doc.put("memory_mb", spec.memoryMb());
+    doc.put("pids_limit", spec.pidsLimit());
+    ArrayNode mounts = doc.putArray("mounts");
+    for (SandboxSpec.Mount mount : spec.mounts()) {
+      mounts
+          .addObject()
+          .put("host", mount.hostPath())
+          .put("sandbox", mount.sandboxPath())
+          .put("read_only", mount.readOnly());
+    }
+    return doc.toString();
+  }
+
+  private static int effectiveUid() {
+    try {
+      return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+    } catch (IOException | UnsupportedOperationException e) {
+      return -1; // unknown: treated as not root, so nothing runs unisolated
     }
   }
 
@@ -128,7 +244,9 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
 
   @Override
   public String ping() {
-    return "process backend (no isolation between sandboxes)";
+    return root
+        ? "process backend (namespaces, one uid per app)"
+        : "process backend (refuses to start: the agent is not root)";
   }
 
   @Override

@@ -7,11 +7,14 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.config.ClusterConfig;
 import dev.sand.config.SandboxConfig;
 import dev.sand.sandbox.SandboxSpec;
+import dev.sand.sandbox.SandboxUsers;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class SandboxSpecsTest {
   // a Docker-enabled host with a sandbox section; every other section is required but unused
@@ -25,10 +28,18 @@ class SandboxSpecsTest {
            "frontend": {"ports": [2], "max_payload_kb": 1}, "host_agent": {"port": 3},
            "sandbox": {"backend": "docker", "base_image": "sand-base:1", "python": "/py/bin/python3",
              "source_dirs": ["/src/sdk", "/src/worker"], "site_dir": "/site", "cpus": 2,
-             "pids_limit": 64}}
+             "pids_limit": 64, "tmp_size_mb": 32}}
           """);
 
-  private final SandboxSpecs specs = new SandboxSpecs(CONFIG, Path.of("/st/logs/apps"));
+  @TempDir Path tmp;
+  private SandboxSpecs specs;
+
+  @BeforeEach
+  void setUp() {
+    specs =
+        new SandboxSpecs(
+            CONFIG, Path.of("/st/logs/apps"), new SandboxUsers(tmp.resolve("sandbox/uids")));
+  }
 
   private static SandboxSpecs.Launch launch(SandboxConfig.Backend backend, String description)
       throws Exception {
@@ -77,7 +88,13 @@ class SandboxSpecsTest {
         specs.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"resize\", \"crop\"]}"));
 
     assertThat(spec.command()).containsExactly("/py/bin/python3", "-m", "sand_worker");
-    assertThat(spec.mounts()).isEmpty();
+    // the jail binds exactly these, read-only, at their host paths
+    assertThat(spec.mounts())
+        .containsExactly(
+            new SandboxSpec.Mount("/st/apps/thumbs/v2", "/st/apps/thumbs/v2", true),
+            new SandboxSpec.Mount("/st/run", "/st/run", true),
+            new SandboxSpec.Mount("/src/sdk", "/src/sdk", true),
+            new SandboxSpec.Mount("/src/worker", "/src/worker", true));
     assertThat(spec.env())
         .containsEntry("SAND_APP", "thumbs")
         .containsEntry("SAND_HOST_ID", "h1")
@@ -102,7 +119,7 @@ class SandboxSpecsTest {
     assertThat(spec.mounts())
         .containsExactly(
             new SandboxSpec.Mount("/st/apps/thumbs/v2", "/app", true),
-            new SandboxSpec.Mount("/st/run", "/sand/run", false),
+            new SandboxSpec.Mount("/st/run", "/sand/run", true),
             new SandboxSpec.Mount("/src/sdk", "/sand/src/0", true),
             new SandboxSpec.Mount("/src/worker", "/sand/src/1", true),
             new SandboxSpec.Mount("/site", "/sand/site", true));
@@ -122,5 +139,20 @@ class SandboxSpecsTest {
         .isEqualTo(300);
     assertThat(specs.of(launch(SandboxConfig.Backend.PROCESS, manyGrains)).memoryMb())
         .isEqualTo(8192);
+  }
+
+  /** Every sandbox runs as its app's own unprivileged user, with HOME and TMPDIR in /tmp. */
+  @Test
+  void of_anyBackend_runsAsTheAppsUserWithTmpAsHome() throws Exception {
+    for (SandboxConfig.Backend backend : SandboxConfig.Backend.values()) {
+      SandboxSpec spec = specs.of(launch(backend, "{\"grains\": [\"g\"]}"));
+
+      assertThat(spec.user()).isEqualTo(new SandboxSpec.User(2_000_000_000, 2_000_000_000));
+      assertThat(spec.tmpSizeMb()).isEqualTo(32);
+      assertThat(spec.env())
+          .containsEntry("HOME", "/tmp")
+          .containsEntry("TMPDIR", "/tmp")
+          .containsEntry("PYTHONDONTWRITEBYTECODE", "1");
+    }
   }
 }

@@ -21,7 +21,17 @@ class WatchdogTest {
   private DeployedApp deploy(String name) {
     SandboxSpec spec =
         new SandboxSpec(
-            name, "img", 64, 1, 8, null, List.of(), Map.of(), List.of("python3", "-m", "w"));
+            name,
+            "img",
+            64,
+            1,
+            8,
+            null,
+            new SandboxSpec.User(2_000_000_000, 2_000_000_000),
+            64,
+            List.of(),
+            Map.of(),
+            List.of("python3", "-m", "w"));
     SandboxId sandbox = runtime.create(spec);
     runtime.start(sandbox);
     DeployedApp app =

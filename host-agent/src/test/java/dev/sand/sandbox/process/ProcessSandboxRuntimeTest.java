@@ -1,0 +1,68 @@
+package dev.sand.sandbox.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sand.sandbox.SandboxException;
+import dev.sand.sandbox.SandboxId;
+import dev.sand.sandbox.SandboxInfo;
+import dev.sand.sandbox.SandboxSpec;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+class ProcessSandboxRuntimeTest {
+  private static SandboxSpec spec() {
+    return new SandboxSpec(
+        "thumbs",
+        "img",
+        300,
+        1,
+        40,
+        Path.of("/logs/thumbs.log"),
+        new SandboxSpec.User(2_000_000_007, 2_000_000_007),
+        16,
+        List.of(new SandboxSpec.Mount("/st/apps/thumbs", "/st/apps/thumbs", true)),
+        Map.of(),
+        List.of("python3", "-m", "sand_worker"));
+  }
+
+  /** The jail gets the app's user, its limits and every mount of the spec. */
+  @Test
+  void jailSpec_carriesUserLimitsAndMounts() throws Exception {
+    SandboxSpec spec = spec();
+
+    JsonNode doc = new ObjectMapper().readTree(ProcessSandboxRuntime.jailSpec(spec));
+
+    assertThat(doc.get("uid").asInt()).isEqualTo(2_000_000_007);
+    assertThat(doc.get("gid").asInt()).isEqualTo(2_000_000_007);
+    assertThat(doc.get("tmp_size_mb").asInt()).isEqualTo(16);
+    assertThat(doc.get("memory_mb").asInt()).isEqualTo(300);
+    assertThat(doc.get("pids_limit").asInt()).isEqualTo(40);
+    assertThat(doc.get("mounts").get(0).get("host").asText()).isEqualTo("/st/apps/thumbs");
+    assertThat(doc.get("mounts").get(0).get("read_only").asBoolean()).isTrue();
+  }
+
+  /** An agent that is not root starts no process sandbox, and says how to fix it. */
+  @Test
+  void start_agentNotRoot_refusesNamingTheFix() {
+    try (ProcessSandboxRuntime runtime =
+        new ProcessSandboxRuntime(
+            Path.of("/usr/bin/python3"), Optional.of(Path.of("/src/sand_worker/jail.py")), false)) {
+      SandboxId id = runtime.create(spec());
+
+      assertThatThrownBy(() -> runtime.start(id))
+          .isInstanceOf(SandboxException.class)
+          .hasMessageContaining("app 'thumbs'")
+          .hasMessageContaining("run the agent as root, or deploy with --backend docker");
+      assertThat(runtime.listOwned())
+          .singleElement()
+          .extracting(SandboxInfo::state)
+          .isEqualTo("created");
+    }
+  }
+}
