@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sand.client import SandClient
+from sand.cluster.bootstrap import admin_token, ensure_admin_token
 from sand.cluster.config import load_config
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Supervisor
@@ -68,10 +69,12 @@ def main() -> None:
     config = load_config(env={}, overrides=overrides)
     supervisor = Supervisor(config, after_ready={"dockerd": lambda: ensure_base_image(config)})
     supervisor.up()
+    ensure_admin_token(config)  # as `sand up` does
+    token = admin_token(config)
     startup: dict[str, list[float]] = {b: [] for b in BACKENDS}
     latency: dict[str, list[float]] = {b: [] for b in BACKENDS}
     try:
-        client = SandClient(config.gateway_url, timeout_s=120)
+        client = SandClient(config.gateway_url, token=token, timeout_s=120)
         with tempfile.TemporaryDirectory() as tmp:
             app = one_grain_app(Path(tmp))
             for round_ in range(args.rounds):
