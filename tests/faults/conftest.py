@@ -110,13 +110,10 @@ def cluster() -> Iterator[MultiHostCluster]:
         await_everywhere(running)
         # a fresh stack is slow at first (JIT, topic metadata): warm it, so that the first
         # scenario's load is a steady one
-        log = _state_dir().parent / "faults-warm-up.runs"
-        log.write_text("")
-        log.chmod(0o666)
         for n in range(40):
-            client.invoke("relay", {"n": n, "log": str(log), "sleep_s": 0})
+            client.invoke("relay", {"n": n, "sleep_s": 0})
         for n in range(10):
-            client.invoke("fanout", {"n": n, "log": str(log), "sleep_s": 0})
+            client.invoke("fanout", {"n": n, "sleep_s": 0})
         yield running
 
 
@@ -133,13 +130,13 @@ def run_with_faults(
     its time (seconds after the start); then waits until every accepted execution ended,
     prints the outcome and checks that nothing was lost and every output is right. Returns
     the outcome, the load and when each fault started (epoch seconds)."""
-    log = tmp_path / f"{name.replace(' ', '-')}.runs"
-    log.touch()
-    log.chmod(0o666)
     load = Load(
         cluster.gateway_url,
         app.name,
-        log,
+        [
+            cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
+            for h in HOSTS
+        ],
         rate=app.rate,
         sleep_s=app.sleep_s,
         token=cluster.admin_token,

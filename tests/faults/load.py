@@ -1,8 +1,10 @@
 """Steady asynchronous load through nginx, and the bookkeeping of a fault test: which
-executions were accepted, how each ended, which grains ran twice (the relay app's run log)."""
+executions were accepted, how each ended, which grains ran twice (the run lines the fault
+apps print, read from their logs on every host)."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import Counter
@@ -12,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import requests
+
+# what tests/faults/apps/*/grains print once per run: execution, grain (and Map item), pid
+RUN_LINE = re.compile(r"SAND-RUN (\S+) (\S+) \d+")
 
 
 @dataclass
@@ -29,7 +34,7 @@ class Load:
 
     gateway: str
     app: str
-    log: Path
+    run_logs: list[Path]  # the app's log on every host (its sandboxes' output)
     rate: float = 20.0
     sleep_s: float = 0.05
     token: str = field(default="", repr=False)
@@ -64,7 +69,7 @@ class Load:
         index = 0
         next_at = time.monotonic()
         while not self._stop.is_set():
-            body = {"n": index, "log": str(self.log), "sleep_s": self.sleep_s}
+            body = {"n": index, "sleep_s": self.sleep_s}
             try:
                 response = session.post(
                     f"{self.gateway}/v1/apps/{self.app}/invoke",
@@ -137,7 +142,10 @@ def await_all(
         elif output.get("n") != a.index:
             wrong.append(f"{a.execution_id}: input {a.index}, output {output}")
     runs = Counter(
-        tuple(line.split()[:2]) for line in load.log.read_text().splitlines() if line.strip()
+        (match[1], match[2])
+        for log in load.run_logs
+        if log.exists()
+        for match in RUN_LINE.finditer(log.read_text(errors="replace"))
     )
     accepted_ids = {a.execution_id for a in load.accepted}
     duplicated = sum(n - 1 for (execution, _), n in runs.items() if execution in accepted_ids)
