@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from sand.client import Execution, SandApiError, SandClient
+from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
@@ -30,7 +31,7 @@ ATTACKER_MEMORY_MB = 256 * 2  # limits.memory_mb of the app, one grain plus one 
 
 @pytest.fixture(scope="module")
 def client(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
-    return SandClient(cluster_config.gateway_url, timeout_s=120)
+    return SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120)
 
 
 def _undeploy(client: SandClient, app: str) -> None:
