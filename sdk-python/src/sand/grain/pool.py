@@ -186,6 +186,8 @@ class Pool:
             with contextlib.suppress(Exception):
                 stream.flush()
         started = self._clock()
+        # read before the fork: a child that is OOM-killed at once must find the count moved
+        oom_kills = self._memory.oom_kills() if self._memory is not None else None
         try:
             pid = os.fork()
         except OSError:
@@ -201,8 +203,7 @@ class Pool:
         child = Child(
             pid=pid, fd=read_fd, grain=grain, started=started, wire_limit_bytes=wire_limit_bytes
         )
-        if self._memory is not None:  # before events, children are forked ahead of them
-            child.oom_kills_at_fork = self._memory.oom_kills()
+        child.oom_kills_at_fork = oom_kills
         if timeout_s is not None:
             self._start_deadline(child, timeout_s, started)
         self._children[pid] = child
