@@ -5,33 +5,15 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 from sand.cli import cli
 from sand.credentials import credentials_path, read_credentials
 
-from tests.unit.fake_sand import FakeSand, Store, fake_sand
+from tests.unit.fake_sand import FakeSand
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No $SAND_TOKEN or $SAND_URL, a credentials file and a state dir of the test's own."""
-    for name in ("SAND_TOKEN", "SAND_URL", "SAND_CONFIG"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("SAND_STATE_DIR", str(tmp_path / "state"))
-
-
-@pytest.fixture
-def sand() -> Iterator[FakeSand]:
-    store = Store()
-    store.add_user("admin", "admin")
-    store.add_user("ada")
-    with fake_sand(store) as running:
-        yield running
+pytestmark = pytest.mark.usefixtures("isolated")
 
 
 def run(*args: str, stdin: str | None = None) -> Result:

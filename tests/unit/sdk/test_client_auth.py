@@ -3,32 +3,15 @@ tokens calls, and the internal secret for a host agent."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from sand.client import SandApiError, SandClient
 from sand.credentials import Credential, credentials_path, save_credential
 
-from tests.unit.fake_sand import FakeSand, Store, fake_sand
+from tests.unit.fake_sand import FakeSand
 
-
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No $SAND_TOKEN, a credentials file and a state dir of the test's own."""
-    monkeypatch.delenv("SAND_TOKEN", raising=False)
-    monkeypatch.delenv("SAND_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("SAND_STATE_DIR", str(tmp_path / "state"))
-
-
-@pytest.fixture
-def sand() -> Iterator[FakeSand]:
-    store = Store()
-    store.add_user("admin", "admin")
-    store.add_user("ada")
-    with fake_sand(store) as running:
-        yield running
+pytestmark = pytest.mark.usefixtures("isolated")
 
 
 def _authorization(sand: FakeSand) -> str | None:

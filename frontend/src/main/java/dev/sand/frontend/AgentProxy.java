@@ -88,8 +88,7 @@ final class AgentProxy {
           "request body of " + length + " bytes exceeds the limit of " + MAX_BODY_BYTES + " bytes");
       return;
     }
-    String query = request.getHttpURI().getQuery();
-    URI target = base.resolve(request.getHttpURI().getPath() + (query == null ? "" : "?" + query));
+    URI target = target(request);
     HttpRequest.Builder forward =
         HttpRequest.newBuilder(target)
             .timeout(HEADERS_TIMEOUT)
@@ -162,8 +161,7 @@ final class AgentProxy {
    * @throws IOException when the agent cannot be reached or its answer is over 1 MiB
    */
   Answer exchange(Request request, Caller caller) throws IOException, InterruptedException {
-    String query = request.getHttpURI().getQuery();
-    URI target = base.resolve(request.getHttpURI().getPath() + (query == null ? "" : "?" + query));
+    URI target = target(request);
     HttpRequest.Builder forward =
         HttpRequest.newBuilder(target)
             .timeout(LOOKUP_TIMEOUT)
@@ -246,6 +244,12 @@ final class AgentProxy {
       throw new Authenticator.Unavailable(
           "the host agent at " + address + " answered a token lookup with " + e.getMessage());
     }
+  }
+
+  /** {@code request}'s path and query on the agent. */
+  private URI target(Request request) {
+    String query = request.getHttpURI().getQuery();
+    return base.resolve(request.getHttpURI().getPath() + (query == null ? "" : "?" + query));
   }
 
   /** The agent's own headers: its secret, and for whom the request is made. */

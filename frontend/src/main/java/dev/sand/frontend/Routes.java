@@ -20,8 +20,6 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The frontend's routes (described in {@code frontend/openapi.yaml}):
@@ -49,7 +47,6 @@ import org.slf4j.LoggerFactory;
  * synchronous invocations wait without a thread (see {@link InvokeRoute}).
  */
 final class Routes extends Handler.Abstract {
-  private static final Logger LOG = LoggerFactory.getLogger(Routes.class);
   private static final List<String> FLUSH = List.of("internal", "auth", "flush");
 
   private final Supplier<Map<String, Object>> identity;
@@ -182,10 +179,7 @@ final class Routes extends Handler.Abstract {
     boolean changed = !"GET".equals(request.getMethod()) && answer.status() / 100 == 2;
     if (changed) {
       auth.flush();
-      List<Integer> missed = peers.flushAll();
-      if (!missed.isEmpty()) {
-        LOG.atWarn().addKeyValue("frontends", missed).log("token change not confirmed by all");
-      }
+      peers.flushAll(); // logs the frontends that did not confirm
     }
     response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
