@@ -72,6 +72,7 @@ class ExecutionStatus(StrEnum):
     RUNNING = _STATUS_NAMES[_t.ExecutionStatus.RUNNING]
     SUCCEEDED = _STATUS_NAMES[_t.ExecutionStatus.SUCCEEDED]
     FAILED = _STATUS_NAMES[_t.ExecutionStatus.FAILED]
+    ABORTED = _STATUS_NAMES[_t.ExecutionStatus.ABORTED]
 
 
 # The result document's JSON keys: the field names of struct ExecutionResult.

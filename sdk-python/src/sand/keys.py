@@ -103,6 +103,16 @@ def app_owned_patterns(app: str) -> list[str]:
     return [pattern.format(app=app) for pattern in _c.ACL_APP_OWNED]
 
 
+def aborted_key(app: str) -> str:
+    """The executions of ``app`` stopped on request (sorted set: id -> epoch ms of the stop)."""
+    return _c.KEY_ABORTED.format(app=app)
+
+
+def read_only_patterns(app: str) -> list[str]:
+    """The key patterns ``app``'s ACL user may only read: its stopped executions."""
+    return [pattern.format(app=app) for pattern in _c.ACL_APP_READ_ONLY]
+
+
 def write_only_patterns() -> list[str]:
     """The key patterns an app's ACL user may only push to: they hold every app's events."""
     return list(_c.ACL_APP_WRITE_ONLY)
@@ -119,4 +129,5 @@ def grain_topic(app: str, grain: str) -> str:
 
 
 RESULTS_TOPIC: str = _c.TOPIC_RESULTS
+HISTORY_TOPIC: str = _c.TOPIC_HISTORY
 """Final RESULT/ERROR events of every execution."""

@@ -69,6 +69,7 @@ def test_acl_patterns_match_the_contract() -> None:
     acl = CASES["acl"]
     assert keys.app_owned_patterns(acl["app"]) == acl["owned"]
     assert keys.write_only_patterns() == acl["write_only"]
+    assert keys.read_only_patterns(acl["app"]) == acl["read_only"]
 
 
 @pytest.mark.parametrize(

@@ -48,6 +48,13 @@ const list<string> ACL_APP_OWNED = [
 ]
 // ... and what it may only write (shared by all apps: never readable by one).
 const list<string> ACL_APP_WRITE_ONLY = ["sand:agent:*", "sand:reply:*", "sand:result:*", "sand:timers"]
+// ... and what it may only read (the platform's word about its own executions).
+const list<string> ACL_APP_READ_ONLY = ["sand:aborted:{app}"]
+// sorted set: the executions of an app stopped on request (member = execution id, score = epoch ms
+// of the stop); grain workers kill instances serving them and drop their events. Entries older
+// than ABORTED_KEEP_S are trimmed by the agent that adds one.
+const string KEY_ABORTED = "sand:aborted:{app}"
+const i32 ABORTED_KEEP_S = 86400
 // The Redis ACL user of an application.
 const string REDIS_APP_USER = "sand-app-{app}"
 
@@ -60,6 +67,10 @@ const string TOPIC_GRAIN = "sand.{app}.{grain}"
 const string TOPIC_RESULTS = "sand.results"              // final RESULT/ERROR events; recorded in Cassandra by group sand-results
 const string KAFKA_GROUP_HOSTS = "sand-hosts"            // consumer group of the host agents' global bus
 const string KAFKA_GROUP_RESULTS = "sand-results"        // consumer group that records results in Cassandra
+// HISTORY events (per-state execution history, JSON list in the payload), key = execution id;
+// recorded in Cassandra by group sand-history (decision 0018)
+const string TOPIC_HISTORY = "sand.history"
+const string KAFKA_GROUP_HISTORY = "sand-history"        // consumer group that records history in Cassandra
 // Kafka record header: the incarnation (one run of a host agent) whose host processes the event
 const string HEADER_INCARNATION = "sand-incarnation"
 // Event header on a frontend's PROCESSING copy for the agent queue: the frontend already put the
@@ -129,6 +140,7 @@ enum ExecutionStatus {
   RUNNING = 1,    // accepted, not finished
   SUCCEEDED = 2,  // ended with an output
   FAILED = 3,     // ended with an error and a cause
+  ABORTED = 4,    // stopped on request (POST /v1/executions/{id}/stop); error/cause say by whom and why
 }
 
 // The result document of an execution: JSON at sand:result:<execution>, the
@@ -145,6 +157,9 @@ struct ExecutionResult {
   8: optional string error,    // FAILED: the error name (ASL "Error")
   9: optional string cause,    // FAILED: why (ASL "Cause")
   10: optional string trace,   // when the invocation asked for it: per-grain spans, a JSON value embedded as is
+  11: optional string input,   // the execution's input, a JSON value embedded as is (from its record)
+  12: optional string name,    // the client-chosen execution name of an idempotent start
+  13: optional i32 redrive_count, // how many times it was redriven (absent: never)
 }
 
 // What a grain asks of the global data layer.

@@ -28,6 +28,8 @@ enum EventKind {
   RESULT = 3,  // the execution's final output, routed to reply_to
   ERROR = 4,   // the execution failed; error/cause are set
   TIMER = 5,   // a workflow timer (ASL Wait) fired for token
+  HISTORY = 6, // history records of one step of an execution (payload: a JSON list); agent queue
+               // and topic sand.history only, never a grain queue (decision 0018)
 }
 
 struct EventMessage {

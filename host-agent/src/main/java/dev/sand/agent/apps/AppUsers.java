@@ -57,6 +57,9 @@ final class AppUsers {
     for (String pattern : Keys.appWriteOnlyPatterns()) {
       args.add("%W~" + pattern);
     }
+    for (String pattern : Keys.appReadOnlyPatterns(app)) {
+      args.add("%R~" + pattern);
+    }
     args.add("+@all").add("-@dangerous").add("-@admin").add("-@pubsub");
     bus.call(
         "ACL SETUSER " + user,

@@ -81,6 +81,22 @@ public final class Keys {
         Map.of("app", Names.requireApp(app), "request", Names.requireDataRequest(requestId)));
   }
 
+  /**
+   * The executions of {@code app} stopped on request: {@code sand:aborted:<app>} (sorted set,
+   * member = execution id, score = epoch ms of the stop). Read-only for the app's ACL user.
+   */
+  public static String aborted(String app) {
+    return Template.fill(contractsConstants.KEY_ABORTED, Map.of("app", Names.requireApp(app)));
+  }
+
+  /** The key patterns {@code app}'s ACL user may only read: its stopped executions. */
+  public static List<String> appReadOnlyPatterns(String app) {
+    Map<String, String> values = Map.of("app", Names.requireApp(app));
+    return contractsConstants.ACL_APP_READ_ONLY.stream()
+        .map(t -> Template.fill(t, values))
+        .toList();
+  }
+
   /** The Redis ACL user of {@code app}: {@code sand-app-<app>}. */
   public static String redisUser(String app) {
     return Template.fill(contractsConstants.REDIS_APP_USER, Map.of("app", Names.requireApp(app)));

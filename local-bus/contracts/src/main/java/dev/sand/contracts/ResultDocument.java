@@ -22,6 +22,9 @@ import java.time.Duration;
  * @param error the error name when FAILED, else null
  * @param cause why it failed when FAILED, else null
  * @param trace per-grain spans when the invocation asked for them, else null
+ * @param input the execution's input when known (from its record), else null
+ * @param name the client-chosen name of an idempotent start, else null
+ * @param redriveCount how many times it was redriven (0: never)
  */
 public record ResultDocument(
     String executionId,
@@ -33,7 +36,10 @@ public record ResultDocument(
     JsonNode output,
     String error,
     String cause,
-    JsonNode trace) {
+    JsonNode trace,
+    JsonNode input,
+    String name,
+    int redriveCount) {
 
   /** How long a result document stays in Redis. */
   public static final Duration TTL = Duration.ofSeconds(contractsConstants.RESULT_TTL_S);
@@ -46,10 +52,39 @@ public record ResultDocument(
     if (status == null) {
       throw new IllegalArgumentException("execution '" + executionId + "': status is missing");
     }
-    if (status == ExecutionStatus.FAILED && (error == null || error.isEmpty())) {
+    if ((status == ExecutionStatus.FAILED || status == ExecutionStatus.ABORTED)
+        && (error == null || error.isEmpty())) {
       throw new IllegalArgumentException(
-          "execution '" + executionId + "': a FAILED result needs an error name");
+          "execution '" + executionId + "': a " + status + " result needs an error name");
     }
+  }
+
+  /** A document without input, name or redrive count. */
+  public ResultDocument(
+      String executionId,
+      String app,
+      String workflow,
+      ExecutionStatus status,
+      long startedMs,
+      long finishedMs,
+      JsonNode output,
+      String error,
+      String cause,
+      JsonNode trace) {
+    this(
+        executionId,
+        app,
+        workflow,
+        status,
+        startedMs,
+        finishedMs,
+        output,
+        error,
+        cause,
+        trace,
+        null,
+        null,
+        0);
   }
 
   /** The document of an execution accepted at {@code startedMs}. */
@@ -80,7 +115,7 @@ public record ResultDocument(
         null);
   }
 
-  /** Whether the execution has ended (SUCCEEDED or FAILED). */
+  /** Whether the execution has ended (SUCCEEDED, FAILED or ABORTED). */
   public boolean finished() {
     return status != ExecutionStatus.RUNNING;
   }
@@ -111,6 +146,15 @@ public record ResultDocument(
     }
     if (trace != null) {
       doc.set(field(ExecutionResult._Fields.TRACE), trace);
+    }
+    if (input != null) {
+      doc.set(field(ExecutionResult._Fields.INPUT), input);
+    }
+    if (name != null) {
+      doc.put(field(ExecutionResult._Fields.NAME), name);
+    }
+    if (redriveCount > 0) {
+      doc.put(field(ExecutionResult._Fields.REDRIVE_COUNT), redriveCount);
     }
     return doc;
   }
@@ -145,7 +189,9 @@ public record ResultDocument(
       parsed = ExecutionStatus.valueOf(status == null ? "" : status);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(
-          "result document: status must be one of RUNNING, SUCCEEDED, FAILED, got '" + status + "'",
+          "result document: status must be one of RUNNING, SUCCEEDED, FAILED, ABORTED, got '"
+              + status
+              + "'",
           e);
     }
     return new ResultDocument(
@@ -158,7 +204,10 @@ public record ResultDocument(
         doc.get(field(ExecutionResult._Fields.OUTPUT)),
         text(doc, ExecutionResult._Fields.ERROR),
         text(doc, ExecutionResult._Fields.CAUSE),
-        doc.get(field(ExecutionResult._Fields.TRACE)));
+        doc.get(field(ExecutionResult._Fields.TRACE)),
+        doc.get(field(ExecutionResult._Fields.INPUT)),
+        text(doc, ExecutionResult._Fields.NAME),
+        doc.path(field(ExecutionResult._Fields.REDRIVE_COUNT)).asInt(0));
   }
 
   private static String text(JsonNode doc, ExecutionResult._Fields field) {

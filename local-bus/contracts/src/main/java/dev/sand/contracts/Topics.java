@@ -15,6 +15,16 @@ public final class Topics {
    */
   public static final String RESULTS = contractsConstants.TOPIC_RESULTS;
 
+  /**
+   * The topic of HISTORY events (an execution's per-state history, decision 0018): {@code
+   * sand.history}. The host agents publish to it; consumer group {@link #HISTORY_GROUP} records the
+   * events in Cassandra.
+   */
+  public static final String HISTORY = contractsConstants.TOPIC_HISTORY;
+
+  /** The consumer group that records execution history in Cassandra. */
+  public static final String HISTORY_GROUP = contractsConstants.KAFKA_GROUP_HISTORY;
+
   /** The consumer group of the host agents' global bus (every grain topic of their apps). */
   public static final String HOSTS_GROUP = contractsConstants.KAFKA_GROUP_HOSTS;
 

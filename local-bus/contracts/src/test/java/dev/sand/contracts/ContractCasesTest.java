@@ -104,6 +104,9 @@ class ContractCasesTest {
     assertThat(Keys.appWriteOnlyPatterns())
         .containsExactlyElementsOf(
             list(acl.path("write_only")).stream().map(JsonNode::asText).toList());
+    assertThat(Keys.appReadOnlyPatterns(acl.path("app").asText()))
+        .containsExactlyElementsOf(
+            list(acl.path("read_only")).stream().map(JsonNode::asText).toList());
   }
 
   /** Valid and invalid names are judged the same as in Python (full match). */
