@@ -49,6 +49,7 @@ from sand_worker.bus import (
 )
 from sand_worker.config import WorkerConfig
 from sand_worker.store import RedisExecutionStore
+from sand_worker.metrics import GrainMetrics
 from sand_worker.trace import Trace
 
 log = logging.getLogger("sand.worker")
@@ -111,6 +112,7 @@ class EventHandler:
             name: Engine(spec.definition, store) for name, spec in grain.app.workflows.items()
         }
         self._trace: Trace | None = None
+        self._metrics = GrainMetrics(config.app, grain.name)
         # what the grain writes to the global layer goes with the event's FINISHED flag
         self._global = RecordingDataStore(AgentDataStore(client, config.app))
         self._stores: Mapping[Scope, DataStore] = {
@@ -171,6 +173,7 @@ class EventHandler:
                 actions = rest + actions
         self._dispatch(actions, message, out)
         self._finished(message, out)
+        self._metrics.record(out.later, result)
         out.send(self._client, keys.agent_key(self._config.host_id))
         return result
 

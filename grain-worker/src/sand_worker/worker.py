@@ -43,6 +43,7 @@ from sand.grain.result import GrainError, GrainResult
 from sand_worker.bus import connect, warm_up
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
+from sand_worker.metrics import GrainMetrics
 
 # While an idle child remains, the worker waits this long after an event was taken
 # before it forks a replacement, unless the busy instances finish first.
@@ -71,6 +72,7 @@ class GrainWorker:
         self._stopping = False
         self._queue = keys.queue_key(config.app, grain.name)
         self._handler: EventHandler | None = None
+        self._metrics = GrainMetrics(config.app, grain.name)
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
@@ -112,6 +114,7 @@ class GrainWorker:
                     keys.ready_key(self._config.app, self._grain.name), os.getpid(), ex=READY_TTL_S
                 )
                 ready_at = now + READY_TTL_S / 3
+                self._metrics.in_flight(client, sum(1 for c in pool.children if c.busy))
             for ended in pool.wait(TICK_S):
                 self._report(reporter, ended)
         for ended in pool.stop(within_s=SHUTDOWN_S):
@@ -169,6 +172,7 @@ class GrainWorker:
         )
         try:
             reporter.fail_task(child.taken, child.token, result)
+            self._metrics.lost(reporter.client, result, timed_out=child.timed_out)
         except Exception:  # a background loop logs and keeps going
             traceback.print_exc()
 

@@ -44,6 +44,8 @@ HEADER_PRODUCED: Final[str] = _c.HEADER_PRODUCED
 GDATA_MAX_VALUE_BYTES: Final[int] = _c.GDATA_MAX_VALUE_BYTES
 GDATA_TIMEOUT_MS: Final[int] = _c.GDATA_TIMEOUT_MS
 DATA_HEADER: Final[str] = _c.HEADER_DATA
+# event header of a traced execution: W3C traceparent whose parent is the producing span (0019)
+TRACEPARENT_HEADER: Final[str] = _c.HEADER_TRACEPARENT
 
 
 class Env(StrEnum):

@@ -22,6 +22,7 @@ key                                  Redis type    holds
 ``sand:data:<app>:<scope>:<key>``    string        a ``context.data`` value of scope ``local``
 ``sand:gdata:<app>:requests``        list          global-data requests to the host agent
 ``sand:gdata:<app>:reply:<request>`` list          the agent's reply to one request (TTL 60 s)
+``sand:metrics:<app>:<grain>``       hash          a grain's counters for the agent's /metrics
 ===================================  ============  =============================================
 
 On the cluster each application's Redis ACL user may read and write only the keys of
@@ -91,6 +92,11 @@ def app_key(app: str) -> str:
 def ready_key(app: str, grain: str) -> str:
     """Set by a grain worker while it is ready to take events."""
     return _c.KEY_READY.format(app=app, grain=grain)
+
+
+def metrics_key(app: str, grain: str) -> str:
+    """A grain's counters (hash), written by its worker, read by the agent's ``/metrics``."""
+    return _c.KEY_METRICS.format(app=app, grain=grain)
 
 
 def join_key(app: str, group_id: str) -> str:

@@ -39,12 +39,29 @@ const string KEY_DATA = "sand:data:{app}:{scope}:{key}"  // string: a context.da
 // app from the key it popped, never from the request.
 const string KEY_GDATA_REQUESTS = "sand:gdata:{app}:requests"         // list: DataRequest (compact), LPUSH by instances, BRPOP by the agent
 const string KEY_GDATA_REPLY = "sand:gdata:{app}:reply:{request}"     // list: the one DataReply (compact) to a request, TTL GDATA_REPLY_TTL_S
+// hash: a grain's counters, written by its worker and instances (HINCRBY; decision 0019), read by
+// the host agent on a scrape of its /metrics. Tenant-written: the agent parses it as untrusted input.
+const string KEY_METRICS = "sand:metrics:{app}:{grain}"
+// Its fields: counters (HINCRBY) and one gauge (HSET). Run latency buckets are not cumulative:
+// "<METRIC_RUN_BUCKET><bound>" counts the runs of at most that many seconds and more than the
+// bound before it ("+Inf" last); the agent sums them into a Prometheus histogram.
+const string METRIC_TAKEN = "taken"                 // events an instance took
+const string METRIC_RUNS = "runs"                   // grain runs that returned (ok or failed)
+const string METRIC_RUN_US = "run_us"               // their total duration, microseconds
+const string METRIC_RUN_BUCKET = "run_le:"          // + a bound of METRIC_RUN_BUCKETS_S, or "+Inf"
+const string METRIC_FAILED = "failed:"              // + error type: failed runs and lost instances
+const string METRIC_TIMEOUTS = "timeouts"           // instances killed at their deadline
+const string METRIC_LOST = "lost"                   // other instances that ended without finishing
+const string METRIC_IN_FLIGHT = "in_flight"         // gauge: instances running a task now
+const list<string> METRIC_RUN_BUCKETS_S = [
+  "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "300"
+]
 
 // What an application's own Redis ACL user may read and write (nothing of
 // another app matches) ...
 const list<string> ACL_APP_OWNED = [
   "sand:q:{app}:*", "sand:ready:{app}:*", "sand:join:{app}:*", "sand:data:{app}:*",
-  "sand:gdata:{app}:*"
+  "sand:gdata:{app}:*", "sand:metrics:{app}:*"
 ]
 // ... and what it may only write (shared by all apps: never readable by one).
 const list<string> ACL_APP_WRITE_ONLY = ["sand:agent:*", "sand:reply:*", "sand:result:*", "sand:timers"]
@@ -87,6 +104,10 @@ const string HEADER_PRODUCED = "sand-produced"
 // {"key": k, "size": bytes, "sha256": hex} (a put) or {"key": k, "deleted": true} (a delete), the
 // last operation per key. Recovery compares it with Cassandra (SAND paper §4, data layers).
 const string HEADER_DATA = "sand-data"
+// Event header of a traced execution (decision 0019): a W3C traceparent
+// "00-<trace id>-<parent span id>-<flags>" whose parent is the span of the grain run (or the
+// caller's span, on the INVOKE event) that produced the event. Each grain run is a span.
+const string HEADER_TRACEPARENT = "sand-traceparent"
 
 // -- the global data layer (Cassandra, through the host agent) --
 const i32 DATA_MAX_KEY_BYTES = 1024        // a context.data key, UTF-8, either scope

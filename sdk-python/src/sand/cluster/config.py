@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from sand import contracts
 from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_for, plan_hosts
@@ -82,6 +83,7 @@ class ClusterConfig:
     sandbox_tmp_size_mb: int = 64
     host_count: int = 1  # [cluster] hosts
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
+    otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
 
     @property
     def bridge(self) -> Bridge | None:
@@ -316,7 +318,20 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_tmp_size_mb=int(_positive("sandbox.tmp_size_mb", sb["tmp_size_mb"])),
         host_count=_host_count(c["hosts"]),
         subnet=_subnet(c["subnet"]),
+        otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
     )
+
+
+def _otlp_endpoint(value: Any) -> str:
+    if value == "":
+        return ""
+    parts = urlsplit(value) if isinstance(value, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            "tracing.otlp_endpoint must be an http(s) URL like "
+            f'"http://127.0.0.1:4318/v1/traces" or "", got {value!r}'
+        )
+    return str(value)
 
 
 def _host_count(value: Any) -> int:

@@ -160,6 +160,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "secret": config.internal_secret,
         },
         "nginx": {"port": config.ports.nginx},
+        "tracing": {"otlp_endpoint": config.otlp_endpoint},
         "home": str(config.home),
         "sandbox": {
             "backend": config.sandbox_backend,

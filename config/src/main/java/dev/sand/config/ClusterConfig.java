@@ -31,12 +31,15 @@ import java.util.Set;
  *  "frontend": {"ports": [18081, 18082], "max_payload_kb": 256},
  *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
  *  "nginx": {"port": 18080},
+ *  "tracing": {"otlp_endpoint": "http://127.0.0.1:4318/v1/traces"},
  *  "hosts": [{"id": "host-1", "redis_socket": "/abs/state/run/redis.sock",
  *             "agent_url": "http://127.0.0.1:18090"}]}
  * }</pre>
  *
  * @param stateDir absolute directory of the cluster's state ({@code state_dir})
  * @param hostId this host's id, unique in the cluster ({@code host_id}); labels its containers
+ * @param tracing where spans of traced executions are exported ({@code tracing.otlp_endpoint},
+ *     optional: none when absent)
  * @param hosts every host of the cluster ({@code hosts}), at least one, ids unique; when the file
  *     has no list, the one host this file describes
  */
@@ -51,7 +54,8 @@ public record ClusterConfig(
     HostAgentConfig hostAgent,
     NginxConfig nginx,
     SandboxConfig sandbox,
-    List<HostEntry> hosts) {
+    List<HostEntry> hosts,
+    TracingConfig tracing) {
 
   // duplicate keys are almost always an editing mistake; refuse them instead of taking the last
   private static final JsonMapper MAPPER =
@@ -86,6 +90,35 @@ public record ClusterConfig(
       }
     }
     hosts = List.copyOf(hosts);
+    tracing = tracing == null ? TracingConfig.OFF : tracing;
+  }
+
+  /** A config without span export ({@link TracingConfig#OFF}). */
+  public ClusterConfig(
+      Path stateDir,
+      String hostId,
+      RedisConfig redis,
+      KafkaConfig kafka,
+      CassandraConfig cassandra,
+      DockerConfig docker,
+      FrontendConfig frontend,
+      HostAgentConfig hostAgent,
+      NginxConfig nginx,
+      SandboxConfig sandbox,
+      List<HostEntry> hosts) {
+    this(
+        stateDir,
+        hostId,
+        redis,
+        kafka,
+        cassandra,
+        docker,
+        frontend,
+        hostAgent,
+        nginx,
+        sandbox,
+        hosts,
+        TracingConfig.OFF);
   }
 
   /** A config of one host: {@link #hosts} is that host alone, reached on loopback. */
@@ -186,7 +219,10 @@ public record ClusterConfig(
                         s.text("id"),
                         Path.of(s.text("redis_socket")),
                         uri("agent_url", s.text("agent_url"))))
-            : null);
+            : null,
+        top.has("tracing")
+            ? top.section("tracing", s -> TracingConfig.of(s.text("otlp_endpoint")))
+            : TracingConfig.OFF);
   }
 
   // Optional: older config files (and tests) without it get Docker when enabled, else processes.

@@ -118,9 +118,11 @@ public final class Frontend implements AutoCloseable {
     List<Integer> others =
         config.frontend().ports().stream().filter(p -> p != connector.getLocalPort()).toList();
     FrontendPeers peers = new FrontendPeers(others, config.hostAgent().secret());
+    FrontendMetrics metrics = new FrontendMetrics();
     Routes routes =
-        new Routes(this::identity, hosts, invoke, auth, peers, config.hostAgent().secret());
-    server.setHandler(new GracefulHandler(routes));
+        new Routes(
+            this::identity, hosts, invoke, auth, peers, config.hostAgent().secret(), metrics);
+    server.setHandler(new GracefulHandler(metrics.instrument(routes)));
     try {
       server.start();
     } catch (Exception e) {

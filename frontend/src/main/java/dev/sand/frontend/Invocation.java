@@ -16,6 +16,8 @@ import java.util.Objects;
  *     of the local bus
  * @param trace whether the caller asked for per-grain timing
  * @param backups whether the app's events are backed up to the global bus
+ * @param traceparent the caller's valid W3C traceparent (version 00), or null; implies {@code
+ *     trace}
  */
 record Invocation(
     String executionId,
@@ -26,7 +28,21 @@ record Invocation(
     boolean sync,
     boolean viaKafka,
     boolean trace,
-    boolean backups) {
+    boolean backups,
+    String traceparent) {
+  Invocation(
+      String executionId,
+      String app,
+      String workflow,
+      String entryGrain,
+      byte[] input,
+      boolean sync,
+      boolean viaKafka,
+      boolean trace,
+      boolean backups) {
+    this(executionId, app, workflow, entryGrain, input, sync, viaKafka, trace, backups, null);
+  }
+
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);

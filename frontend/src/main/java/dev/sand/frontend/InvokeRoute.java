@@ -97,6 +97,8 @@ final class InvokeRoute {
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
       boolean viaKafka = via(query.getValue("via"));
       byte[] input = input(request, limit(metadata));
+      // a valid W3C traceparent turns tracing on (decision 0019); an invalid one is ignored
+      String traceparent = TraceParent.normalize(request.getHeaders().get(TraceParent.HEADER));
       invocation =
           new Invocation(
               Invoker.newId(),
@@ -106,8 +108,9 @@ final class InvokeRoute {
               input,
               sync,
               viaKafka,
-              "1".equals(query.getValue("trace")),
-              metadata.backups());
+              "1".equals(query.getValue("trace")) || traceparent != null,
+              metadata.backups(),
+              traceparent);
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
       return;

@@ -170,6 +170,9 @@ final class Invoker {
           "t_frontend_in",
           String.format(Locale.ROOT, "%d.%06d", now.getEpochSecond(), now.getNano() / 1000));
     }
+    if (invocation.traceparent() != null) {
+      headers.put(Topics.TRACEPARENT_HEADER, invocation.traceparent());
+    }
     return headers;
   }
 

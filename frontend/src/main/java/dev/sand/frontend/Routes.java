@@ -30,6 +30,8 @@ import org.eclipse.jetty.util.Callback;
  *
  * <ul>
  *   <li>{@code GET /health}: 200, or 503 when Redis does not answer
+ *   <li>{@code GET /metrics}: Prometheus metrics, with the agents' secret or an admin's token
+ *       ({@link MetricsRoute})
  *   <li>{@code GET /v1/whoami}, {@code /v1/users...}, {@code /v1/tokens...}: forwarded to a host
  *       agent; a change flushes every frontend's token cache before it is answered
  *   <li>{@code POST /internal/auth/flush}: with the agents' secret only, drops the token cache
@@ -55,6 +57,8 @@ final class Routes extends Handler.Abstract {
   private final Authenticator auth;
   private final FrontendPeers peers;
   private final String secret;
+  private final FrontendMetrics metrics;
+  private final MetricsRoute metricsRoute;
 
   Routes(
       Supplier<Map<String, Object>> identity,
@@ -63,12 +67,25 @@ final class Routes extends Handler.Abstract {
       Authenticator auth,
       FrontendPeers peers,
       String secret) {
+    this(identity, hosts, invoke, auth, peers, secret, new FrontendMetrics());
+  }
+
+  Routes(
+      Supplier<Map<String, Object>> identity,
+      HostLinks hosts,
+      InvokeRoute invoke,
+      Authenticator auth,
+      FrontendPeers peers,
+      String secret,
+      FrontendMetrics metrics) {
     this.identity = identity;
     this.hosts = hosts;
     this.invoke = invoke;
     this.auth = auth;
     this.peers = peers;
     this.secret = secret;
+    this.metrics = metrics;
+    this.metricsRoute = new MetricsRoute(metrics, auth, secret);
   }
 
   @Override
@@ -82,6 +99,12 @@ final class Routes extends Handler.Abstract {
       }
       return true;
     }
+    if (parts.equals(List.of("metrics"))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        metricsRoute.handle(request, response, callback);
+      }
+      return true;
+    }
     if (parts.equals(FLUSH)) {
       if (allowed(method, response, callback, path, "POST")) {
         flush(request, response, callback);
@@ -92,6 +115,7 @@ final class Routes extends Handler.Abstract {
     try {
       caller = auth.authenticate(request.getHeaders().get(HttpHeader.AUTHORIZATION));
     } catch (Authenticator.Refused e) {
+      metrics.authFailed(FrontendMetrics.BAD_TOKEN);
       response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"sand\"");
       JsonHttp.error(response, callback, HttpStatus.UNAUTHORIZED_401, e.getMessage());
       return true;
@@ -117,7 +141,12 @@ final class Routes extends Handler.Abstract {
         && parts.subList(0, 2).equals(List.of("v1", "apps"))
         && "invoke".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "POST")) {
-        invoke.handle(parts.get(2), caller, request, response, callback);
+        invoke.handle(
+            parts.get(2),
+            caller,
+            request,
+            response,
+            metrics.invocation(parts.get(2), mode(request), response, callback));
       }
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
       if (allowed(method, response, callback, path, "GET")) {
@@ -185,6 +214,14 @@ final class Routes extends Handler.Abstract {
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
     response.setStatus(answer.status());
     response.write(true, java.nio.ByteBuffer.wrap(answer.body()), callback);
+  }
+
+  /** The raw {@code mode} query parameter of an invocation (a metrics label once checked). */
+  private static String mode(Request request) {
+    String query = request.getHttpURI().getQuery();
+    return query == null || !query.contains("mode=")
+        ? null
+        : Request.extractQueryParameters(request).getValue("mode");
   }
 
   /** The non-empty segments of {@code path}; a trailing slash is tolerated. */

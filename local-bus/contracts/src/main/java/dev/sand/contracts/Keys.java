@@ -57,6 +57,13 @@ public final class Keys {
     return Template.fill(contractsConstants.KEY_APP, Map.of("app", Names.requireApp(app)));
   }
 
+  /** A grain's counters, written by its worker (hash): {@code sand:metrics:<app>:<grain>}. */
+  public static String metrics(String app, String grain) {
+    return Template.fill(
+        contractsConstants.KEY_METRICS,
+        Map.of("app", Names.requireApp(app), "grain", Names.requireGrain(grain)));
+  }
+
   /** Set by a grain worker while it is ready: {@code sand:ready:<app>:<grain>}. */
   public static String ready(String app, String grain) {
     return Template.fill(

@@ -46,6 +46,9 @@ public final class Topics {
    */
   public static final String REDELIVERED_HEADER = contractsConstants.HEADER_REDELIVERED;
 
+  /** Event header: the W3C traceparent of a traced execution's next span's parent. */
+  public static final String TRACEPARENT_HEADER = contractsConstants.HEADER_TRACEPARENT;
+
   /**
    * The event header on a grain instance's FINISHED copy: the number of records it pushed to the
    * agent queue just before, in the same push; the flag waits for those only.
