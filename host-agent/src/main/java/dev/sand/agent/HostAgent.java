@@ -7,6 +7,9 @@ import dev.sand.agent.bus.GlobalBus;
 import dev.sand.agent.bus.ResultRecorder;
 import dev.sand.agent.data.DataRequests;
 import dev.sand.agent.data.GlobalData;
+import dev.sand.agent.metrics.AgentMetrics;
+import dev.sand.agent.metrics.MetricsHandler;
+import dev.sand.agent.tracing.SpanExport;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
@@ -107,6 +110,8 @@ public final class HostAgent implements AutoCloseable {
   private volatile ResultRecorder recorder;
   private volatile DataRequests dataRequests;
   private volatile Thread appSync;
+  private final AgentMetrics metrics;
+  private final SpanExport spans;
   private volatile boolean running = true;
   // this run of the agent: the global bus tells live hosts' work from lost work by it
   private final String incarnation = java.util.UUID.randomUUID().toString().replace("-", "");
@@ -135,6 +140,18 @@ public final class HostAgent implements AutoCloseable {
     ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
     AccessHandler access = new AccessHandler(cassandra, wiring.clock());
     InternalAuth auth = new InternalAuth(config.hostAgent().secret());
+    metrics =
+        new AgentMetrics(
+            config.hostId(),
+            this::counters,
+            () -> {
+              Deployer current = deployer;
+              return current == null ? Map.of() : current.grainsByApp();
+            },
+            wiring.clients() == null ? () -> null : wiring.clients().redis(),
+            wiring.clients() == null ? () -> null : wiring.clients().kafka());
+    MetricsHandler metricsHandler = new MetricsHandler(metrics);
+    spans = SpanExport.create(config.tracing(), config.hostId());
     Handler router =
         new Handler.Abstract() {
           @Override
@@ -158,6 +175,9 @@ public final class HostAgent implements AutoCloseable {
             } catch (IllegalArgumentException e) {
               JsonHttp.error(response, callback, HttpStatus.BAD_REQUEST_400, e.getMessage());
               return true;
+            }
+            if (MetricsHandler.PATH.equals(path)) {
+              return metricsHandler.handle(request, response, callback);
             }
             if (AppsHandler.owns(path)) {
               return apps.handle(request, response, callback);
@@ -310,6 +330,13 @@ public final class HostAgent implements AutoCloseable {
       loops =
           new EventLoops(
               config.hostId(), incarnation, clients.redis(), clients.kafka(), created, executions);
+      loops.onResult(
+          event -> {
+            metrics.executionEnded(event);
+            if (spans != null) {
+              spans.finished(event);
+            }
+          });
       loops.start();
       // the management API, the deployments on record and the global bus open once the
       // dependencies are connected
@@ -462,6 +489,9 @@ public final class HostAgent implements AutoCloseable {
     if (requests != null) {
       all.putAll(requests.counters());
     }
+    if (spans != null) {
+      all.putAll(spans.counters());
+    }
     return all;
   }
 
@@ -491,6 +521,9 @@ public final class HostAgent implements AutoCloseable {
     EventLoops running = loops;
     if (running != null) {
       running.close();
+    }
+    if (spans != null) {
+      spans.close();
     }
     Deployer apps = deployer;
     if (apps != null) {

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +65,9 @@ public final class EventLoops implements AutoCloseable {
   private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong backedUp = new AtomicLong();
   private final AtomicLong backupErrors = new AtomicLong();
+  private final AtomicLong backupsAcknowledged = new AtomicLong();
+  private final AtomicLong watchdogRestarts = new AtomicLong();
+  private volatile Consumer<EventMessage> onResult = event -> {};
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -95,6 +99,9 @@ public final class EventLoops implements AutoCloseable {
                   incarnation,
                   record.headers(),
                   error -> {
+                    if (error == null) {
+                      backupsAcknowledged.incrementAndGet();
+                    }
                     if (error != null && backupErrors.incrementAndGet() % 100 == 1) {
                       LOG.atWarn()
                           .addKeyValue("topic", record.topic())
@@ -128,7 +135,17 @@ public final class EventLoops implements AutoCloseable {
         "backup_errors", backupErrors.get(),
         "backups_unacknowledged", (long) gate.waiting(),
         "backups_not_needed", gate.cancelled(),
-        "replayed", replayer.replayed());
+        "replayed", replayer.replayed(),
+        "backups_acknowledged", backupsAcknowledged.get(),
+        "watchdog_restarts", watchdogRestarts.get());
+  }
+
+  /**
+   * Calls {@code listener} with every RESULT/ERROR event this agent publishes, on the agent queue's
+   * thread, after it was handed to the global bus (metrics, span export). It must not block.
+   */
+  public void onResult(Consumer<EventMessage> listener) {
+    this.onResult = listener;
   }
 
   // -- agent queue -------------------------------------------------------------------------------
@@ -195,6 +212,7 @@ public final class EventLoops implements AutoCloseable {
       gate.sendBackup(record, event.getEvent_id(), origin);
     } else if (result) {
       gate.send(record);
+      onResult.accept(event);
     } else {
       gate.sendNow(record); // QUEUED: a hop to another host, which waits for it
     }
@@ -289,6 +307,7 @@ public final class EventLoops implements AutoCloseable {
       sleep(WATCH_TICK_MS);
       try {
         for (String app : deployer.watch()) {
+          watchdogRestarts.incrementAndGet();
           replay(app);
         }
       } catch (RuntimeException e) {
