@@ -40,6 +40,10 @@ def shifted(ports: dict[str, dict[str, Any]], offset: int) -> dict[str, dict[str
 
 
 TEST_PORTS = shifted(_TEST_PORTS, PORT_OFFSET)
+# The host agents export the spans of traced executions here; tests/integration/
+# test_observability.py listens on it (an OTLP/HTTP receiver of its own) while it runs.
+OTLP_PORT = 24318 + PORT_OFFSET
+TEST_PORTS["tracing"] = {"otlp_endpoint": f"http://127.0.0.1:{OTLP_PORT}/v1/traces"}
 
 
 def test_state_dir() -> Path:

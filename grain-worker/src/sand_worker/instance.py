@@ -48,8 +48,8 @@ from sand_worker.bus import (
     payload_of,
 )
 from sand_worker.config import WorkerConfig
-from sand_worker.store import RedisExecutionStore
 from sand_worker.metrics import GrainMetrics
+from sand_worker.store import RedisExecutionStore
 from sand_worker.trace import Trace
 
 log = logging.getLogger("sand.worker")

@@ -83,7 +83,7 @@ class GrainMetrics:
 
     def in_flight(self, client: Redis, count: int) -> None:
         """Set how many instances run a task now (a gauge; the worker refreshes it)."""
-        client.hset(self.key, _c.METRIC_IN_FLIGHT, count)
+        client.hset(self.key, _c.METRIC_IN_FLIGHT, str(count))
 
 
 def parse(fields: dict[Any, Any]) -> dict[str, int]:

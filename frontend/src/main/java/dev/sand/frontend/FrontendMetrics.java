@@ -116,31 +116,44 @@ final class FrontendMetrics {
       }
 
       private void record() {
-        int status = response.getStatus();
-        if (status == 200 || status == 202) {
-          invocations.labelValues(app, label).inc();
-          latency.labelValues(app, label).observe((System.nanoTime() - started) / 1e9);
-        } else {
-          // 404 and 401 are what an unknown (or another user's) app gets: no label from it
-          refused
-              .labelValues(status == 404 || status == 401 ? "" : app, Integer.toString(status))
-              .inc();
-        }
+        invoked(app, label, response.getStatus(), System.nanoTime() - started);
       }
     };
+  }
+
+  /**
+   * Counts one invocation of {@code app} answered with {@code status} after {@code nanos}.
+   *
+   * @param mode {@code sync}, {@code async}, or "" (an invalid mode, answered 400)
+   */
+  void invoked(String app, String mode, int status, long nanos) {
+    if (status == 200 || status == 202) {
+      invocations.labelValues(app, mode).inc();
+      latency.labelValues(app, mode).observe(nanos / 1e9);
+    } else {
+      // 404 and 401 are what an unknown (or another user's) app gets: no label from it
+      refused
+          .labelValues(status == 404 || status == 401 ? "" : app, Integer.toString(status))
+          .inc();
+    }
+  }
+
+  /** Counts one response of this frontend. */
+  void responded(int status) {
+    responses.labelValues(Integer.toString(status)).inc();
   }
 
   private Callback counted(Response response, Callback callback) {
     return new Callback.Nested(callback) {
       @Override
       public void succeeded() {
-        responses.labelValues(Integer.toString(response.getStatus())).inc();
+        responded(response.getStatus());
         super.succeeded();
       }
 
       @Override
       public void failed(Throwable x) {
-        responses.labelValues(Integer.toString(response.getStatus())).inc();
+        responded(response.getStatus());
         super.failed(x);
       }
     };

@@ -352,9 +352,10 @@ public final class AgentMetrics implements MultiCollector {
 
   private void failed(String source, RuntimeException e) {
     scrapeErrors.labelValues(source).inc();
-    if (e != null) {
-      LOG.atDebug().addKeyValue("source", source).addKeyValue("error", e.toString()).log("scrape");
-    }
+    LOG.atWarn()
+        .addKeyValue("source", source)
+        .addKeyValue("error", e == null ? "worker counters too large" : e.toString())
+        .log("metrics scrape skipped a source");
   }
 
   private static String[] counter(String name, String help) {
