@@ -44,13 +44,13 @@ const string KEY_GDATA_REPLY = "sand:gdata:{app}:reply:{request}"     // list: t
 const string KEY_METRICS = "sand:metrics:{app}:{grain}"
 // Its fields: counters (HINCRBY) and one gauge (HSET). Run latency buckets are not cumulative:
 // "<METRIC_RUN_BUCKET><bound>" counts the runs of at most that many seconds and more than the
-// bound before it ("+Inf" last); the agent sums them into a Prometheus histogram.
+// bound before it ("+Inf" last); the agent sums them into a Prometheus histogram (their sum is
+// the number of runs, ok or failed).
 const string METRIC_TAKEN = "taken"                 // events an instance took
-const string METRIC_RUNS = "runs"                   // grain runs that returned (ok or failed)
-const string METRIC_RUN_US = "run_us"               // their total duration, microseconds
+const string METRIC_RUN_US = "run_us"               // total duration of grain runs, microseconds
 const string METRIC_RUN_BUCKET = "run_le:"          // + a bound of METRIC_RUN_BUCKETS_S, or "+Inf"
 const string METRIC_FAILED = "failed:"              // + error type: failed runs and lost instances
-const string METRIC_TIMEOUTS = "timeouts"           // instances killed at their deadline
+const string METRIC_TIMEOUTS = "timeouts"           // grain runs stopped at their deadline (or killed then)
 const string METRIC_LOST = "lost"                   // other instances that ended without finishing
 const string METRIC_IN_FLIGHT = "in_flight"         // gauge: instances running a task now
 const list<string> METRIC_RUN_BUCKETS_S = [

@@ -20,7 +20,6 @@ import java.util.regex.Pattern;
  */
 public record WorkerCounters(
     long taken,
-    long runs,
     long runMicros,
     long[] runBuckets,
     Map<String, Long> failed,
@@ -50,7 +49,6 @@ public record WorkerCounters(
   /** The counters in {@code hash} (HGETALL of the grain's key); unknown fields are ignored. */
   public static WorkerCounters parse(Map<byte[], byte[]> hash) {
     long taken = 0;
-    long runs = 0;
     long runMicros = 0;
     long timeouts = 0;
     long lost = 0;
@@ -67,7 +65,6 @@ public record WorkerCounters(
       String name = new String(rawName, StandardCharsets.UTF_8);
       switch (name) {
         case contractsConstants.METRIC_TAKEN -> taken = value;
-        case contractsConstants.METRIC_RUNS -> runs = value;
         case contractsConstants.METRIC_RUN_US -> runMicros = value;
         case contractsConstants.METRIC_TIMEOUTS -> timeouts = value;
         case contractsConstants.METRIC_LOST -> lost = value;
@@ -92,7 +89,7 @@ public record WorkerCounters(
     if (otherFailures > 0) {
       failed.merge(OTHER, otherFailures, Long::sum);
     }
-    return new WorkerCounters(taken, runs, runMicros, buckets, failed, timeouts, lost, inFlight);
+    return new WorkerCounters(taken, runMicros, buckets, failed, timeouts, lost, inFlight);
   }
 
   /** A non-negative integer of at most 18 digits, else -1. */
@@ -123,7 +120,6 @@ public record WorkerCounters(
   public boolean equals(Object other) {
     return other instanceof WorkerCounters o
         && taken == o.taken
-        && runs == o.runs
         && runMicros == o.runMicros
         && java.util.Arrays.equals(runBuckets, o.runBuckets)
         && failed.equals(o.failed)
@@ -134,15 +130,14 @@ public record WorkerCounters(
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(taken, runs, failed) * 31 + java.util.Arrays.hashCode(runBuckets);
+    return java.util.Objects.hash(taken, runMicros, failed) * 31
+        + java.util.Arrays.hashCode(runBuckets);
   }
 
   @Override
   public String toString() {
     return "WorkerCounters[taken="
         + taken
-        + ", runs="
-        + runs
         + ", failed="
         + failed
         + ", timeouts="

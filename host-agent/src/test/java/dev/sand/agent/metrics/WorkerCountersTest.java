@@ -56,7 +56,6 @@ class WorkerCountersTest {
                 "in_flight",
                 "3"));
     assertThat(counters.taken()).isEqualTo(7);
-    assertThat(counters.runs()).isEqualTo(6);
     assertThat(counters.runMicros()).isEqualTo(1_500_000);
     assertThat(counters.runBuckets()[0]).isEqualTo(2);
     assertThat(counters.runBuckets()[7]).isEqualTo(3); // bound 1 s
@@ -74,7 +73,7 @@ class WorkerCountersTest {
             hash(
                 "taken",
                 "-5",
-                "runs",
+                "in_flight",
                 "1e9",
                 "run_us",
                 "99999999999999999999999",
@@ -91,7 +90,7 @@ class WorkerCountersTest {
     assertThat(counters)
         .isEqualTo(
             new WorkerCounters(
-                0, 0, 0, new long[WorkerCounters.BOUNDS_S.length + 1], Map.of(), 0, 0, 0));
+                0, 0, new long[WorkerCounters.BOUNDS_S.length + 1], Map.of(), 0, 0, 0));
   }
 
   /** Error types that are not plain names, and those beyond the cap, count as Other. */
