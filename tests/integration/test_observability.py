@@ -176,9 +176,7 @@ def test_invocations_move_frontend_and_agent_counters(
     assert lag == 1, "no sand_agent_kafka_consumer_lag{group=sand-results} on the agent"
 
 
-def test_timeout_is_counted(
-    client: SandClient, cluster_config: ClusterConfig, app: str
-) -> None:
+def test_timeout_is_counted(client: SandClient, cluster_config: ClusterConfig, app: str) -> None:
     """A grain run stopped at its deadline (timeout_s: 2) is counted as a timeout and a
     States.Timeout failure, and shows on the agent."""
     grain = {"app": app, "grain": "crash"}
