@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 import requests
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from sand.client import SandClient
@@ -313,3 +314,38 @@ def test_invalid_traceparent_is_ignored(
     assert answer.status_code == 200, answer.text
     assert answer.json()["status"] == "SUCCEEDED"
     assert "trace" not in answer.json()
+
+
+def test_hostile_worker_counters_never_break_the_scrape(
+    cluster_config: ClusterConfig, app: str
+) -> None:
+    """Whatever a tenant writes to its grain's counter hash, the agent's scrape answers:
+    garbage fields are ignored, odd error types become Other, and a hash too large to read
+    is skipped and counted as a scrape error."""
+    client = redis.Redis(
+        unix_socket_path=str(cluster_config.redis_socket), password=cluster_config.redis_password
+    )
+    key = f"sand:metrics:{app}:crash"
+    grain = {"app": app, "grain": "crash"}
+    before = agent(cluster_config)
+    garbage = {'failed:a"b}\n': "7", "taken": "NaN", "run_le:0.3": "9", "x" * 200: "1"}
+    client.hset(key, mapping=garbage)
+    try:
+        text = agent(cluster_config)
+        assert (
+            value(text, "sand_grain_failures_total", error="Other", **grain)
+            - value(before, "sand_grain_failures_total", error="Other", **grain)
+            == 7
+        )
+        assert value(text, "sand_grain_events_taken_total", **grain) == 0  # "NaN" ignored
+        client.hset(key, "huge", "1" * 100_000)
+        text = agent(cluster_config)
+        assert not any(
+            n.startswith("sand_grain_events_taken") and ls == grain for n, ls, _ in samples(text)
+        )
+        skipped = value(text, "sand_agent_scrape_errors_total", source="worker_counters")
+        assert (
+            skipped - value(before, "sand_agent_scrape_errors_total", source="worker_counters") >= 1
+        )
+    finally:
+        client.hdel(key, "huge", *garbage)

@@ -69,3 +69,13 @@ def test_dockerModeExternalWithoutHost_isRefused() -> None:
     """External Docker needs an address."""
     with pytest.raises(ConfigError, match=r"docker.host must be set"):
         load_config(env={}, overrides={"docker": {"mode": "external"}})
+
+
+def test_tracing_offByDefault_endpointValidated() -> None:
+    """Span export is off unless [tracing] otlp_endpoint names an http(s) URL; a bad one is
+    refused naming the key and the value."""
+    assert load_config(env={}).otlp_endpoint == ""
+    url = "http://127.0.0.1:4318/v1/traces"
+    assert load_config(env={"SAND_TRACING_OTLP_ENDPOINT": url}).otlp_endpoint == url
+    with pytest.raises(ConfigError, match=r"tracing.otlp_endpoint .* got 'ftp://x'"):
+        load_config(env={}, overrides={"tracing": {"otlp_endpoint": "ftp://x"}})

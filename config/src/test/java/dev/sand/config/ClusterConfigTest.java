@@ -46,6 +46,33 @@ class ClusterConfigTest {
   }
 
   /** Keys this side does not know are ignored, so other processes can add their own. */
+  /** Without a tracing section nothing is exported; with one, its endpoint is read. */
+  @Test
+  void parse_tracing_optionalEndpoint() {
+    assertThat(ClusterConfig.parse(VALID).tracing()).isEqualTo(TracingConfig.OFF);
+    String json =
+        VALID.replace(
+            "\"host_id\"",
+            "\"tracing\": {\"otlp_endpoint\": \"http://127.0.0.1:4318/v1/traces\"}, \"host_id\"");
+    assertThat(ClusterConfig.parse(json).tracing().otlpEndpoint())
+        .contains(java.net.URI.create("http://127.0.0.1:4318/v1/traces"));
+    String off =
+        VALID.replace("\"host_id\"", "\"tracing\": {\"otlp_endpoint\": \"\"}, \"host_id\"");
+    assertThat(ClusterConfig.parse(off).tracing()).isEqualTo(TracingConfig.OFF);
+  }
+
+  /** An endpoint that is not an http(s) URL is refused, naming the key and the value. */
+  @Test
+  void parse_tracing_badEndpoint_namesIt() {
+    String json =
+        VALID.replace(
+            "\"host_id\"", "\"tracing\": {\"otlp_endpoint\": \"ftp://x/y\"}, \"host_id\"");
+    assertThatThrownBy(() -> ClusterConfig.parse(json))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("otlp_endpoint")
+        .hasMessageContaining("ftp://x/y");
+  }
+
   @Test
   void parse_unknownKeys_areIgnored() {
     String json = VALID.replace("\"host_id\"", "\"extra\": {\"x\": 1}, \"host_id\"");
