@@ -5,6 +5,10 @@ import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.contracts.Keys;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -34,6 +38,9 @@ public final class AgentMetrics implements MultiCollector {
 
   /** Worker hashes larger than this (Redis MEMORY USAGE) are not read: tenant input. */
   static final long MAX_WORKER_HASH_BYTES = 16 * 1024;
+
+  /** Worker hashes with more fields than this are not read either. */
+  static final long MAX_WORKER_HASH_FIELDS = 256;
 
   /** How many (app, status, error) label sets {@code sand_executions_ended_total} may grow to. */
   static final int MAX_ENDED_LABELS = 500;
@@ -280,9 +287,28 @@ public final class AgentMetrics implements MultiCollector {
         app,
         "grain",
         grain);
-    Long size = bus.call("MEMORY USAGE", c -> c.memoryUsage(key));
-    if (size == null) {
+    long fields = bus.call("HLEN", c -> c.hlen(key));
+    if (fields == 0) {
       return; // no instance counted anything yet
+    }
+    // every field measured (SAMPLES 0), not an estimate: one huge value must not slip through;
+    // HLEN first bounds that work
+    Long size =
+        fields > MAX_WORKER_HASH_FIELDS
+            ? Long.valueOf(Long.MAX_VALUE)
+            : bus.call(
+                "MEMORY USAGE",
+                c ->
+                    c.dispatch(
+                        CommandType.MEMORY,
+                        new IntegerOutput<>(ByteArrayCodec.INSTANCE),
+                        new CommandArgs<>(ByteArrayCodec.INSTANCE)
+                            .add("USAGE")
+                            .addKey(key)
+                            .add("SAMPLES")
+                            .add(0)));
+    if (size == null) {
+      return; // gone since HLEN
     }
     if (size > MAX_WORKER_HASH_BYTES) {
       failed("worker_counters", null);
