@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -98,7 +99,9 @@ public final class AgentMetrics implements MultiCollector {
   private final ConsumerLag lag;
   private final PrometheusRegistry registry = new PrometheusRegistry();
   private final Counter ended;
-  private final Counter scrapeErrors;
+  // counted while collecting, so exported by collect() itself (the registry collects its
+  // counters before its multi-collectors)
+  private final Map<String, AtomicLong> scrapeErrors = new ConcurrentHashMap<>();
   private final Set<String> endedLabels = ConcurrentHashMap.newKeySet();
 
   /**
@@ -118,6 +121,7 @@ public final class AgentMetrics implements MultiCollector {
     this.grainsByApp = grainsByApp;
     this.redis = redis;
     this.lag = new ConsumerLag(kafka);
+    registry.register(this);
     this.ended =
         Counter.builder()
             .name("sand_executions_ended")
@@ -127,14 +131,6 @@ public final class AgentMetrics implements MultiCollector {
             .labelNames("app", "status", "error")
             .withoutExemplars()
             .register(registry);
-    this.scrapeErrors =
-        Counter.builder()
-            .name("sand_agent_scrape_errors")
-            .help("Sources a scrape had to skip (redis, kafka, worker counters)")
-            .labelNames("source")
-            .withoutExemplars()
-            .register(registry);
-    registry.register(this);
   }
 
   /** What {@code GET /metrics} serves. */
@@ -198,6 +194,14 @@ public final class AgentMetrics implements MultiCollector {
     } catch (RuntimeException e) {
       failed("kafka", e);
     }
+    scrapeErrors.forEach(
+        (source, count) ->
+            families.counter(
+                "sand_agent_scrape_errors",
+                "Sources a scrape had to skip (apps, redis, kafka, worker_counters)",
+                count.get(),
+                "source",
+                source));
     return new MetricSnapshots(families.snapshots());
   }
 
@@ -377,7 +381,7 @@ public final class AgentMetrics implements MultiCollector {
   }
 
   private void failed(String source, RuntimeException e) {
-    scrapeErrors.labelValues(source).inc();
+    scrapeErrors.computeIfAbsent(source, s -> new AtomicLong()).incrementAndGet();
     LOG.atWarn()
         .addKeyValue("source", source)
         .addKeyValue("error", e == null ? "worker counters too large" : e.toString())
