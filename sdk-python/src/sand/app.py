@@ -40,6 +40,7 @@ from typing import Any
 
 import yaml
 from sand_workflows import WorkflowError, load_workflow
+from sand_workflows.parsing import load_yaml
 
 from sand import contracts
 from sand.placement import Placement, check_placement, kind_of
@@ -266,7 +267,7 @@ class _AppLoader:
             self.problem(None, f"cannot be read: {exc}")
             return None
         try:
-            doc = yaml.safe_load(text)
+            doc = load_yaml(text)  # refuses a key given twice, with its line
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             rule = f"invalid YAML: {exc.problem or exc.context}"

@@ -45,7 +45,7 @@ from sand.grain.child import ChildSetup
 from sand.grain.context import grain_logger
 from sand.grain.pool import DEFAULT_GRACE_S, Ended, Pool
 from sand.grain.result import GrainResult, Invocation
-from sand.grain.runner import GrainLoadError, Handler, fork_invocation, load_handler
+from sand.grain.runner import Handler, fork_invocation, load_grain
 
 Status = Literal["SUCCEEDED", "FAILED"]
 # The longest the loop sleeps with grains running and no timer pending (the pool
@@ -98,7 +98,7 @@ class EmulationResult:
 
 
 class EmulationError(Exception):
-    """The emulation could not start: a grain failed to import, the input is not JSON."""
+    """The emulation could not start: the input is not JSON."""
 
 
 def emulate(
@@ -120,7 +120,8 @@ def emulate(
     completes. ``data`` lets a test keep the data layer (it must be started); by
     default each emulation has a fresh one. Grain processes write their stdout to
     stderr. Raises :class:`~sand.app.AppError` for an invalid app and
-    :class:`EmulationError` when a grain cannot be imported or the input is not JSON.
+    :class:`EmulationError` when the input is not JSON. A grain that fails to import
+    fails each of its invocations with ``States.Runtime`` naming the import error.
     """
     try:
         json.dumps(input, allow_nan=False)
@@ -361,17 +362,13 @@ class _Emulation:
 
 
 def _load_handlers(app: AppSpec) -> dict[str, Handler]:
-    """Import every grain once, here in the parent, so that each fork starts warm."""
+    """Import every grain once, here in the parent, so that each fork starts warm. A grain
+    that fails to import fails each of its invocations with States.Runtime (as on the
+    cluster): a workflow that does not use it runs."""
     handlers: dict[str, Handler] = {}
-    problems = []
     for name, grain in app.grains.items():
         module_name = "sand_app_" + re.sub(r"\W", "_", f"{app.name}__{name}")
-        try:
-            handlers[name] = load_handler(grain.path, module_name)
-        except GrainLoadError as exc:
-            problems.append(f"grain '{name}': {exc}")
-    if problems:
-        raise EmulationError("\n".join(problems))
+        handlers[name], _ = load_grain(name, grain.path, module_name)
     return handlers
 
 

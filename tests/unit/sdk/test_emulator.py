@@ -4,6 +4,7 @@ really wait, retries really retry, and no grain process outlives an emulation.""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -255,17 +256,27 @@ def test_invalidApp_raisesAppError(make_app: AppFactory) -> None:
         emulate(make_app("name: x\n"), {})
 
 
-def test_grainImportFailure_raisesEmulationError(make_app: AppFactory) -> None:
-    """A grain that fails at import stops the emulation with its file and error."""
+@pytest.mark.timeout(30)
+def test_grainImportFailure_failsOnlyTheWorkflowsUsingIt(make_app: AppFactory) -> None:
+    """A grain that fails at import fails the workflow that reaches it with States.Runtime
+    naming the grain, its file and the error; a workflow without it runs."""
     root = make_app(
-        "name: x\ngrains: {a: a.py}\nworkflows: {main: wf.yaml}\n",
+        "name: x\ngrains: {a: a.py, ok: ok.py}\nworkflows: {main: wf.yaml, other: ok.yaml}\n",
         {
             "a.py": "raise RuntimeError('boom')\ndef handle(e, c):\n    return e\n",
+            "ok.py": "def handle(e, c):\n    return {'ok': e}\n",
             "wf.yaml": "entry: a\ngrains: {a: {}}\n",
+            "ok.yaml": "entry: ok\ngrains: {ok: {}}\n",
         },
     )
-    with pytest.raises(EmulationError, match=r"grain 'a': .*a.py: import failed: RuntimeError"):
-        emulate(root, {})
+    broken = emulate(root, {})
+    assert broken.status == "FAILED" and broken.error == "States.Runtime"
+    assert broken.cause is not None
+    assert re.search(
+        r"grain 'a' cannot run: .*a\.py: import failed: RuntimeError: boom", broken.cause
+    )
+    fine = emulate(root, 1, "other")
+    assert fine.ok and fine.output == {"ok": 1}
 
 
 def test_nonJsonInput_raisesEmulationError() -> None:

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
 
+from sand.cli.output import error_exit
 from sand.client import SandApiError, SandClient
 from sand.cluster.config import ConfigError, load_config
+from sand.suggest import did_you_mean
 
 T = TypeVar("T")
 
@@ -24,11 +24,6 @@ url_option = click.option(
     default=None,
     help="Gateway URL (default: $SAND_URL, else the local cluster's nginx).",
 )
-
-
-def stderr() -> Console:
-    # rich resolves sys.stderr at print time, so click's CliRunner captures it
-    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def gateway_url(url: str | None) -> str:
@@ -49,8 +44,8 @@ def client(url: str | None) -> SandClient:
 
 
 def fail(exc: SandApiError) -> NoReturn:
-    stderr().print(f"[red]error:[/red] {escape(str(exc))}")
-    raise SystemExit(2 if exc.status in REFUSED else 1)
+    """End the command with the server's refusal (JSON on stderr under ``--json``)."""
+    error_exit(str(exc), 2 if exc.status in REFUSED else 1, status=exc.status or None)
 
 
 def api_call(call: Callable[[], T]) -> T:
@@ -59,3 +54,26 @@ def api_call(call: Callable[[], T]) -> T:
         return call()
     except SandApiError as exc:
         fail(exc)
+
+
+def app_call(api: SandClient, app: str, call: Callable[[], T]) -> T:
+    """``call()`` of something of the application ``app``, or exit with its refusal
+    (:func:`refused`)."""
+    try:
+        return call()
+    except SandApiError as exc:
+        refused(api, app, exc)
+
+
+def refused(api: SandClient, app: str, exc: SandApiError) -> NoReturn:
+    """Exit with ``exc``; a 404 for an application that is not deployed says so and
+    suggests the closest name deployed ("no application 'helo'; did you mean 'hello'?")."""
+    if exc.status != 404:
+        fail(exc)
+    try:
+        names = [str(listed.get("name")) for listed in api.apps()]
+    except SandApiError:
+        fail(exc)  # cannot tell: the original refusal is the best message
+    if app in names:
+        fail(exc)  # the app exists: the 404 is about something else
+    error_exit(f"no application '{app}'{did_you_mean(app, names)}", 2, status=404)

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from sand.cli.output import emit_json, json_option
 from sand.cluster import fleet
 from sand.cluster.bootstrap import BootstrapError, ensure_admin_token
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
@@ -56,7 +58,7 @@ def supervisor(config: ClusterConfig) -> Supervisor:
             lambda: _import_image(config)
         )
     return Supervisor(
-        config, report=lambda line: _err.print(f"[dim]{line}[/dim]"), after_ready=hooks
+        config, report=lambda line: _err.print(f"[dim]{escape(line)}[/dim]"), after_ready=hooks
     )
 
 
@@ -94,14 +96,15 @@ def up(config_file: Path | None, hosts: int | None) -> None:
     try:
         started = sup.up()
     except (StartError, PrerequisiteError) as exc:
-        _err.print(f"[bold red]sand up failed[/bold red] — {exc}")
+        _err.print(f"[bold red]sand up failed[/bold red] — {escape(str(exc))}")
         _err.print("nothing of this attempt is left running.")
         raise SystemExit(1) from None
     try:
         admin = ensure_admin_token(config)
     except BootstrapError as exc:
         _err.print(
-            f"[bold red]sand up: the cluster runs, but has no admin token[/bold red] — {exc}"
+            "[bold red]sand up: the cluster runs, but has no admin token[/bold red] — "
+            + escape(str(exc))
         )
         raise SystemExit(1) from None
     total = time.monotonic() - started_at
@@ -153,7 +156,7 @@ def down(config_file: Path | None) -> None:
 
 @click.command()
 @config_option
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option
 @click.option(
     "--hosts",
     "by_host",
@@ -167,12 +170,12 @@ def status(config_file: Path | None, as_json: bool, by_host: bool) -> None:
     sup = supervisor(config)
     if as_json and by_host:
         document = fleet.cluster_status(sup)
-        _out.print_json(json.dumps(document.to_json()))
+        emit_json(document.to_json())
         statuses = [*document.services, *(s for h in document.hosts for s in h.services)]
     elif as_json:
         # a list of services: the format scripts read before hosts existed
         statuses = sup.status()
-        _out.print_json(json.dumps([{**asdict(s), "log": str(s.log)} for s in statuses]))
+        emit_json([{**asdict(s), "log": str(s.log)} for s in statuses])
     else:
         statuses = _print_status(sup)
     if not all(s.healthy for s in statuses):
@@ -216,7 +219,7 @@ def _print_status(sup: Supervisor) -> list[ServiceStatus]:
     for column in ("service", "pid", "address", "health", "memory"):
         table.add_column(column)
     for s in statuses:
-        health = "[green]healthy[/green]" if s.healthy else f"[red]{s.detail}[/red]"
+        health = "[green]healthy[/green]" if s.healthy else f"[red]{escape(s.detail)}[/red]"
         memory = f"{s.rss_mb:.0f} MB" if s.rss_mb is not None else "-"
         table.add_row(s.name, str(s.pid or "-"), s.address, health, memory)
     _out.print(table)
@@ -225,11 +228,12 @@ def _print_status(sup: Supervisor) -> list[ServiceStatus]:
 
 @click.command(name="config")
 @config_option
-def show_config(config_file: Path | None) -> None:
-    """Print the resolved configuration (after every layer)."""
+@json_option
+def show_config(config_file: Path | None, as_json: bool) -> None:
+    """Print the resolved configuration (after every layer) as JSON (--json: the same)."""
     config = cluster_config(config_file)
-    document = asdict(config)
-    _out.print_json(json.dumps(document, default=str))
+    # JSON as it is: paths and addresses must not be wrapped or coloured
+    emit_json(json.loads(json.dumps(asdict(config), default=str)))
 
 
 COMMANDS: list[click.Command] = [up, down, status, kill_host, show_config]
