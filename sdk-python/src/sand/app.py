@@ -44,6 +44,7 @@ from sand_workflows.parsing import load_yaml
 
 from sand import contracts
 from sand.placement import Placement, check_placement, kind_of
+from sand.suggest import did_you_mean
 
 APP_FILE = "app.yaml"
 # Names end up in queue names, Kafka topics and Redis keys: the rules are contracts.
@@ -145,7 +146,8 @@ class AppSpec:
                     AppProblem(
                         f"{self.name}/{APP_FILE}",
                         "workflows",
-                        f"no workflow called '{name}' (the app has: {names})",
+                        f"no workflow called '{name}' (the app has: {names})"
+                        + did_you_mean(name, self.workflows),
                     )
                 ]
             ) from None
