@@ -1,0 +1,264 @@
+"""How the CLI prints: --json gives one JSON document on stdout (errors as JSON on stderr),
+messages keep their brackets (no rich markup), nothing machine-readable is wrapped at a
+narrow terminal, '-' reads stdin, a mistyped name gets a suggestion."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from sand.cli import cli
+from sand.cli.app_cmds import new_lines
+
+from tests.unit.sdk.fake_apps import AppsStore, FakeApps, fake_apps
+
+from .conftest import EXAMPLES, AppFactory
+
+pytestmark = pytest.mark.usefixtures("isolated")
+
+# a name longer than the narrow terminal below: wrapping would show in every output
+LONG = "a-very-long-application-name-that-no-narrow-terminal-can-hold-x"
+NARROW = {"COLUMNS": "20", "LINES": "10"}
+
+
+def run(*args: str, stdin: str | bytes | None = None) -> Result:
+    return CliRunner(mix_stderr=False, env=NARROW).invoke(cli, list(args), input=stdin)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeApps]:
+    store = AppsStore()
+    store.add("hello", ("main", "other"))
+    store.add(LONG)
+    with fake_apps(store) as running:
+        yield running
+
+
+# -- markup and wrapping -------------------------------------------------------------------
+
+
+def test_deploy_invalidApp_printsTheRuleWithItsBrackets(make_app: AppFactory) -> None:
+    """The issue's case: `sand deploy` of an app with a bad name printed `must match +`; the
+    rule is printed whole, on one line, even on a 20-column terminal."""
+    root = make_app("name: Bad\ngrains: {a: a.py}\nworkflows: {main: wf.yaml}\n")
+    result = run("deploy", str(root), "--url", "http://127.0.0.1:1")
+    assert result.exit_code == 2
+    assert "name: 'Bad' must match [a-z0-9][a-z0-9-]{0,62}" in result.stderr
+    assert result.stdout == ""
+
+
+def test_deploy_serverProblems_keepTheirBrackets(server: FakeApps) -> None:
+    """Problems the server sends back are printed as sent, each on one line."""
+    problem = "app.yaml: grains.[x]: name must match [A-Za-z0-9_-]+ [bold]really[/bold]"
+    server.store.deploy_problems = [problem]
+    result = run("deploy", str(EXAMPLES / "hello"), "--url", server.url)
+    assert result.exit_code == 2
+    assert f"  {problem}\n" in result.stderr
+
+
+def test_table_cellsFromTheServer_areNotMarkup(server: FakeApps) -> None:
+    """A value from the server with brackets is shown as it is in a table."""
+    server.store.apps["hello"]["backend"] = "[red]docker[/red]"
+    result = CliRunner(mix_stderr=False, env={"COLUMNS": "200"}).invoke(
+        cli, ["app", "show", "hello", "--url", server.url]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "[red]docker[/red]" in result.stdout
+
+
+def test_json_longValues_areNotWrapped_onANarrowTerminal(server: FakeApps) -> None:
+    """JSON is printed plainly: a value longer than the terminal stays on its line."""
+    result = run("apps", "--json", "--url", server.url)
+    assert result.exit_code == 0, result.stderr
+    assert f'"name": "{LONG}"' in result.stdout
+    assert [app["name"] for app in json.loads(result.stdout)] == ["hello", LONG]
+
+
+# -- --json on every command that prints data -----------------------------------------------
+
+
+def _json_commands(url: str) -> list[list[str]]:
+    return [
+        ["apps", "--json", "--url", url],
+        ["app", "show", LONG, "--json", "--url", url],
+        ["invoke", LONG, "--async", "--url", url],
+        ["invoke", LONG, "--input", '{"k": [1, 2]}', "--json", "--url", url],
+        ["logs", LONG, "--json", "--url", url],
+        ["deploy", str(EXAMPLES / "hello"), "--json", "--url", url],
+        ["validate", str(EXAMPLES / "fanout"), "--json"],
+        ["validate", str(EXAMPLES / "hello/workflows/main.yaml"), "--json"],
+        ["emulate", str(EXAMPLES / "hello"), "--input", '{"name": "x"}', "--json"],
+        ["schema", "app"],
+        ["undeploy", LONG, "--json", "--url", url],
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_json_everyCommand_printsExactlyOneJsonDocument(server: FakeApps) -> None:
+    """Each command that prints data prints one JSON document on stdout under --json."""
+    server.store.logs[LONG] = ["line [one]", "line two"]
+    documents: dict[str, Any] = {}
+    for args in _json_commands(server.url):
+        result = run(*args)
+        assert result.exit_code == 0, (args, result.stderr)
+        documents[" ".join(args[:2])] = json.loads(result.stdout)  # one document, nothing else
+    assert documents[f"invoke {LONG}"]["output"] == {"k": [1, 2]}
+    assert documents[f"logs {LONG}"] == {"app": LONG, "lines": ["line [one]", "line two"]}
+    assert documents[f"validate {EXAMPLES / 'fanout'}"] == {
+        "ok": True,
+        "problems": [],
+        "warnings": [],
+    }
+    assert documents[f"emulate {EXAMPLES / 'hello'}"]["status"] == "SUCCEEDED"
+    assert documents[f"undeploy {LONG}"] == {"undeployed": LONG}
+
+
+def test_json_refusal_isOneJsonDocumentOnStderr(server: FakeApps) -> None:
+    """Under --json an error is {"error": {"message", "status"}} on stderr; stdout is empty."""
+    result = run("app", "show", "nope", "--json", "--url", server.url)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert json.loads(result.stderr) == {
+        "error": {"message": "no application 'nope'", "status": 404}
+    }
+
+
+def test_json_usageError_isJsonOnStderr(server: FakeApps) -> None:
+    """A usage error under --json (bad input JSON) is JSON on stderr too, exit 2."""
+    result = run("invoke", "hello", "--input", "{", "--json", "--url", server.url)
+    assert result.exit_code == 2
+    error = json.loads(result.stderr)["error"]
+    assert "is not valid JSON" in error["message"] and error["usage"] is True
+
+
+def test_json_validateProblems_areData_exit1(make_app: AppFactory) -> None:
+    """validate --json lists the problems in its document and exits 1."""
+    result = run("validate", str(make_app("name: x\n")), "--json")
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    assert any("grains: is required" in p for p in document["problems"])
+
+
+# -- '-' reads stdin ---------------------------------------------------------------------
+
+
+def test_invoke_inputDash_andInputFileDash_readStdin(server: FakeApps) -> None:
+    """--input - and --input-file - read the input JSON from stdin."""
+    for flag in ("--input", "--input-file"):
+        result = run("invoke", "hello", flag, "-", "--url", server.url, stdin='{"from": "stdin"}')
+        assert result.exit_code == 0, result.stderr
+        assert json.loads(result.stdout) == {"from": "stdin"}
+
+
+def test_deploy_dash_readsATarArchiveFromStdin(server: FakeApps) -> None:
+    """`tar -C app -c . | sand deploy -`: the archive is unpacked, validated and deployed."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(EXAMPLES / "hello", arcname=".")
+    result = run("deploy", "-", "--url", server.url, stdin=buffer.getvalue())
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["name"] == "deployed"
+    garbage = run("deploy", "-", "--url", server.url, stdin=b"not a tar")
+    assert garbage.exit_code == 2
+    assert "stdin: not an application directory or tar archive" in garbage.stderr
+
+
+def test_validate_dash_readsAWorkflowFromStdin() -> None:
+    """validate - checks a workflow given on stdin, YAML or JSON."""
+    assert run("validate", "-", stdin="entry: a\ngrains: {a: {}}\n").stdout == "ok\n"
+    assert run("validate", "-", stdin='{"entry": "a", "grains": {"a": {}}}').stdout == "ok\n"
+    bad = run("validate", "-", stdin="entry: a\ngrains:\n  a: {}\n  a: {}\n")
+    assert bad.exit_code == 1
+    assert "stdin.yaml:4:3: malformed YAML: duplicate key 'a' (first given on line 3)" in (
+        bad.stderr
+    )
+
+
+# -- did you mean ------------------------------------------------------------------------
+
+
+def test_unknownApp_suggestsTheClosestDeployed(server: FakeApps) -> None:
+    """A 404 for an app that is not deployed names the closest deployed app."""
+    for args in (["app", "show", "helo"], ["invoke", "helo"], ["logs", "hell"]):
+        result = run(*args, "--url", server.url)
+        assert result.exit_code == 2, args
+        assert f"no application '{args[-1]}'; did you mean 'hello'?" in result.stderr
+
+
+def test_unknownApp_farFromEveryName_noSuggestion(server: FakeApps) -> None:
+    """No suggestion when nothing is close."""
+    result = run("app", "show", "zzzzzz", "--url", server.url)
+    assert result.exit_code == 2
+    assert "no application 'zzzzzz'" in result.stderr and "did you mean" not in result.stderr
+
+
+def test_invoke_unknownWorkflow_suggestsTheClosest(server: FakeApps) -> None:
+    """invoke --workflow with a typo names the closest workflow of the app."""
+    result = run("invoke", "hello", "--workflow", "mian", "--url", server.url)
+    assert result.exit_code == 2
+    assert "application 'hello' has no workflow 'mian'; did you mean 'main'?" in result.stderr
+
+
+def test_emulate_unknownWorkflow_suggestsTheClosest() -> None:
+    """emulate --workflow with a typo names the closest workflow of the app."""
+    result = run("emulate", str(EXAMPLES / "hello"), "--workflow", "mian")
+    assert result.exit_code == 2
+    assert "no workflow called 'mian' (the app has: main); did you mean 'main'?" in result.stderr
+
+
+# -- logs --follow -----------------------------------------------------------------------
+
+
+def test_newLines_dropsTheOverlapOfTwoWindows() -> None:
+    """The lines of a later window of the same log that the earlier one did not have."""
+    assert new_lines(["a", "b", "c"], ["b", "c", "d", "e"]) == ["d", "e"]
+    assert new_lines(["a", "b"], ["a", "b"]) == []
+    assert new_lines([], ["a"]) == ["a"]
+    assert new_lines(["x", "x"], ["x", "x", "x"]) == ["x"]
+    assert new_lines(["a"], ["q", "r"]) == ["q", "r"]  # no overlap: all of it is new
+
+
+@pytest.mark.timeout(30)
+def test_logs_follow_printsEachNewLineOnce(
+    server: FakeApps, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--follow prints the tail, then each line as it appears, once; Ctrl-C ends it."""
+    log = server.store.logs["hello"]
+    log.extend(["one", "two"])
+    polls = iter([["three"], [], ["four", "five"]])
+
+    def sleep(seconds: float) -> None:
+        try:
+            log.extend(next(polls))
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    monkeypatch.setattr("sand.cli.app_cmds.time.sleep", sleep)
+    result = run("logs", "hello", "--follow", "--url", server.url)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == ["one", "two", "three", "four", "five"]
+
+
+# -- completion --------------------------------------------------------------------------
+
+
+def test_completion_bashSource_isClicksScript() -> None:
+    """`_SAND_COMPLETE=bash_source sand` prints the bash completion script (README)."""
+    result = CliRunner(env={"_SAND_COMPLETE": "bash_source"}).invoke(
+        cli, [], prog_name="sand", standalone_mode=True
+    )
+    assert "_sand_completion" in result.output
+    assert "complete -o nosort -F _sand_completion sand" in result.output
+
+
+def test_root_help_listsEveryCommand() -> None:
+    """The commands this change adds are registered."""
+    out = run("--help").stdout
+    for command in ("init", "schema", "app", "validate", "logs"):
+        assert f"  {command} " in out, command
