@@ -130,6 +130,7 @@ def _probe_import(name: str, path: Path, app_root: Path, timeout_s: float) -> st
             os.close(read_fd)
             os.setpgid(0, 0)
             os.dup2(2, 1)
+            sys.stdout = sys.stderr
             sys.path.insert(0, str(app_root))
             load_handler(path, f"sand_probe_{name.replace('-', '_')}")
         except GrainLoadError as exc:
