@@ -262,3 +262,95 @@ def test_root_help_listsEveryCommand() -> None:
     out = run("--help").stdout
     for command in ("init", "schema", "app", "validate", "logs"):
         assert f"  {command} " in out, command
+
+
+# -- invoke --trace ------------------------------------------------------------------------
+
+TRACE = {
+    "frontend_in": "1000.0",
+    "spans": [
+        {
+            "grain": "second",
+            "kind": "grain",
+            "queued": 1000.010,
+            "took": 1000.012,
+            "start": 1000.013,
+            "end": 1000.020,
+            "pushed": 1000.021,
+        },
+        {
+            "grain": "first",
+            "kind": "entry",
+            "queued": 1000.001,
+            "took": 1000.002,
+            "start": 1000.003,
+            "end": 1000.008,
+            "pushed": 1000.009,
+        },
+    ],
+}
+
+
+class _TracingClient:
+    """Stands for the typed client (issue 13), whose invoke takes trace=True and whose
+    Execution carries the answer's `trace`."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def invoke(self, app: str, payload: Any, **options: Any) -> Any:
+        from types import SimpleNamespace
+
+        self.calls.append(options)
+        return SimpleNamespace(
+            execution_id="ex-9",
+            status="SUCCEEDED",
+            output={"ok": 1},
+            error=None,
+            cause=None,
+            trace=TRACE if options.get("trace") else None,
+        )
+
+
+def test_invoke_trace_printsTheSpansOnStderr_outputStaysOnStdout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--trace asks for the trace and prints one row per span, in the order the events were
+    queued, times in ms after the frontend's receipt; stdout is still the output line."""
+    stub = _TracingClient()
+    monkeypatch.setattr("sand.cli.app_cmds.client", lambda url: stub)
+    result = CliRunner(mix_stderr=False, env={"COLUMNS": "200"}).invoke(
+        cli, ["invoke", "hello", "--trace"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert stub.calls[0]["trace"] is True
+    assert json.loads(result.stdout) == {"ok": 1}
+    rows = [
+        line.split() for line in result.stderr.splitlines() if "grain" in line or "entry" in line
+    ]
+    body = [
+        row for row in rows if row[1] in ("│first", "first") or "first" in row or "second" in row
+    ]
+    first = next(row for row in body if "first" in row)
+    second = next(row for row in body if "second" in row)
+    assert result.stderr.index("first") < result.stderr.index("second")
+    # queued 1.0, took 2.0, start 3.0, end 8.0, pushed 9.0, waited 1.0, ran 5.0 (ms)
+    assert [c for c in first if c.replace(".", "").isdigit()] == [
+        "1.0",
+        "2.0",
+        "3.0",
+        "8.0",
+        "9.0",
+        "1.0",
+        "5.0",
+    ]
+    assert [c for c in second if c.replace(".", "").isdigit()][-2:] == ["2.0", "7.0"]
+
+
+def test_invoke_traceJson_putsTheTraceInTheDocument(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--trace --json: the trace is a field of the one JSON document; no table."""
+    monkeypatch.setattr("sand.cli.app_cmds.client", lambda url: _TracingClient())
+    result = run("invoke", "hello", "--trace", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["trace"] == TRACE
+    assert "first" not in result.stderr

@@ -10,6 +10,7 @@ from typing import NoReturn, TypeVar
 import click
 
 from sand.cli.output import error_exit
+from sand.cli.output import stderr as stderr  # re-exported: other command modules use it
 from sand.client import SandApiError, SandClient
 from sand.cluster.config import ConfigError, load_config
 from sand.suggest import did_you_mean

@@ -12,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 import click
 from rich.table import Table
@@ -21,7 +21,7 @@ from rich.text import Text
 from sand.app import AppError, load_app
 from sand.cli.api import app_call, client, fail, refused, url_option
 from sand.cli.inputs import STDIN, read_json_input
-from sand.cli.output import emit_json, error_exit, json_mode, json_option, say, stdout
+from sand.cli.output import emit_json, error_exit, json_mode, json_option, say, stderr, stdout
 from sand.client import Execution, SandApiError, SandClient
 from sand.contracts import ExecutionStatus
 from sand.suggest import did_you_mean
@@ -197,6 +197,12 @@ def show_app(app: str, url: str | None, as_json: bool) -> None:
 )
 @click.option("--async", "is_async", is_flag=True, help="Return the execution id at once.")
 @click.option(
+    "--trace",
+    is_flag=True,
+    help="Record where the time goes: a table of the per-grain spans on stderr "
+    '(with --json: "trace" in the document).',
+)
+@click.option(
     "--via",
     type=click.Choice(["local", "kafka"]),
     default=None,
@@ -210,6 +216,7 @@ def invoke(
     input_json: str | None,
     input_file: str | None,
     is_async: bool,
+    trace: bool,
     via: str | None,
     url: str | None,
     as_json: bool,
@@ -220,7 +227,14 @@ def invoke(
     payload = read_json_input(input_json, input_file)
     api = client(url)
     try:
-        execution = api.invoke(app, payload, workflow=workflow, wait=not is_async, via=via)
+        if trace:
+            # `trace=` and `Execution.trace` are the typed client's (issue 13)
+            traced: Any = cast(Any, api).invoke(
+                app, payload, workflow=workflow, wait=not is_async, via=via, trace=True
+            )
+            execution = traced
+        else:
+            execution = api.invoke(app, payload, workflow=workflow, wait=not is_async, via=via)
     except SandApiError as exc:
         if exc.status == 404 and workflow is not None:
             _unknown_workflow(api, app, workflow, exc)
@@ -228,7 +242,10 @@ def invoke(
     if is_async:
         emit_json({"execution_id": execution.execution_id}, indent=None)
         return
-    _print_execution(execution)
+    spans = getattr(execution, "trace", None) if trace else None
+    if spans is not None and not as_json:
+        stderr().print(trace_table(spans))
+    _print_execution(execution, {"trace": spans} if trace else {})
 
 
 def _unknown_workflow(api: SandClient, app: str, workflow: str, exc: SandApiError) -> None:
@@ -325,9 +342,44 @@ def _print_lines(app: str, lines: list[str], as_json: bool) -> None:
     sys.stdout.flush()
 
 
-def _print_execution(execution: Execution) -> None:
+def trace_table(trace: Any) -> Table:
+    """The per-grain spans of an invocation's ``trace`` (``{"frontend_in": epoch s,
+    "spans": [{"grain", "kind", "queued", "took", "start", "end", "pushed"}]}``, every time
+    in epoch seconds) as a table: each moment in milliseconds after the frontend received
+    the call, then how long the event waited in its queue and how long the grain ran."""
+    moments = ("queued", "took", "start", "end", "pushed")
+    table = Table(title="trace: ms after the frontend received the call")
+    for column in ("grain", "kind", *moments, "waited", "ran"):
+        table.add_column(column, justify="left" if column in ("grain", "kind") else "right")
+    spans = trace.get("spans", []) if isinstance(trace, dict) else []
+    origin = _seconds(trace.get("frontend_in")) if isinstance(trace, dict) else None
+
+    def ms(later: float | None, earlier: float | None) -> str:
+        return "-" if later is None or earlier is None else f"{(later - earlier) * 1000:.1f}"
+
+    for span in sorted(spans, key=lambda s: _seconds(s.get("queued")) or 0.0):
+        at = {moment: _seconds(span.get(moment)) for moment in moments}
+        table.add_row(
+            Text(str(span.get("grain", "?"))),
+            Text(str(span.get("kind", ""))),
+            *(ms(at[moment], origin) for moment in moments),
+            ms(at["took"], at["queued"]),
+            ms(at["end"], at["start"]),
+        )
+    return table
+
+
+def _seconds(value: Any) -> float | None:
+    """An epoch time in seconds as the trace carries it (a number, or a header's string)."""
+    try:
+        return float(value) if value not in (None, "") else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _print_execution(execution: Execution, extra: dict[str, Any] | None = None) -> None:
     """The execution on stdout: its output, {"Error", "Cause"}, or its id and status; the
-    whole record under --json. Exit 0 succeeded, 1 failed, 3 not finished."""
+    whole record (and ``extra``) under --json. Exit 0 succeeded, 1 failed, 3 not finished."""
     if json_mode():
         emit_json(
             {
@@ -336,6 +388,7 @@ def _print_execution(execution: Execution) -> None:
                 "output": execution.output,
                 "error": execution.error,
                 "cause": execution.cause,
+                **(extra or {}),
             },
             indent=None,
         )
