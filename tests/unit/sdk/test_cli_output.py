@@ -342,3 +342,36 @@ def test_invoke_traceJson_putsTheTraceInTheDocument(monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["trace"] == TRACE
     assert "first" not in result.stderr
+
+
+def test_completion_appArgument_completesDeployedNames(server: FakeApps) -> None:
+    """TAB after `sand logs he` offers the deployed apps starting with 'he'."""
+    env = {
+        "_SAND_COMPLETE": "bash_complete",
+        "COMP_WORDS": "sand logs he",
+        "COMP_CWORD": "2",
+        "SAND_URL": server.url,
+    }
+    result = CliRunner(env=env).invoke(cli, [], prog_name="sand")
+    assert result.output.splitlines() == ["plain,hello"]
+
+
+def test_completion_appArgument_gatewayDown_offersNothing() -> None:
+    """No gateway: no names and no traceback in the shell."""
+    env = {
+        "_SAND_COMPLETE": "bash_complete",
+        "COMP_WORDS": "sand logs he",
+        "COMP_CWORD": "2",
+        "SAND_URL": "http://127.0.0.1:1",
+    }
+    result = CliRunner(env=env).invoke(cli, [], prog_name="sand")
+    assert result.output.strip() == ""
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_down_json_nothingRunning_saysSoInJson() -> None:
+    """`sand down --json` in a state dir with nothing running: {"stopped": []}."""
+    result = run("down", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout) == {"stopped": []}
+    assert result.stderr == ""

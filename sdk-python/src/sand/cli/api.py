@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 import click
+from click.shell_completion import CompletionItem
 
 from sand.cli.output import error_exit
 from sand.cli.output import stderr as stderr  # re-exported: other command modules use it
@@ -78,3 +79,20 @@ def refused(api: SandClient, app: str, exc: SandApiError) -> NoReturn:
     if app in names:
         fail(exc)  # the app exists: the 404 is about something else
     error_exit(f"no application '{app}'{did_you_mean(app, names)}", 2, status=404)
+
+
+# How long completing an app name may wait for the gateway: a shell must not hang on TAB.
+_COMPLETION_TIMEOUT_S = 2.0
+
+
+def complete_app_name(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of an APP argument: the deployed apps' names (``GET /v1/apps``),
+    with the ``--url`` given so far; none when the gateway cannot be asked."""
+    try:
+        api = SandClient(gateway_url(ctx.params.get("url")), timeout_s=_COMPLETION_TIMEOUT_S)
+        names = [str(app.get("name")) for app in api.apps()]
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]

@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sand.app import AppError, load_app
-from sand.cli.api import app_call, client, fail, refused, url_option
+from sand.cli.api import app_call, client, complete_app_name, fail, refused, url_option
 from sand.cli.inputs import STDIN, read_json_input
 from sand.cli.output import emit_json, error_exit, json_mode, json_option, say, stderr, stdout
 from sand.client import Execution, SandApiError, SandClient
@@ -114,7 +114,7 @@ def _app_dir(source: str) -> Iterator[Path]:
 
 
 @click.command()
-@click.argument("app")
+@click.argument("app", shell_complete=complete_app_name)
 @url_option
 @json_option
 def undeploy(app: str, url: str | None, as_json: bool) -> None:
@@ -165,7 +165,7 @@ def app_group() -> None:
 
 
 @app_group.command(name="show")
-@click.argument("app")
+@click.argument("app", shell_complete=complete_app_name)
 @url_option
 @json_option
 def show_app(app: str, url: str | None, as_json: bool) -> None:
@@ -185,7 +185,7 @@ def show_app(app: str, url: str | None, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("app")
+@click.argument("app", shell_complete=complete_app_name)
 @click.option(
     "--workflow", "-w", default=None, help="Workflow to run (default: the app's default)."
 )
@@ -278,7 +278,7 @@ def result(execution_id: str, url: str | None, as_json: bool) -> None:
 
 
 @click.command()
-@click.argument("app")
+@click.argument("app", shell_complete=complete_app_name)
 @click.option("--tail", default=200, show_default=True, help="Lines to show.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines (Ctrl-C stops).")
 @click.option(

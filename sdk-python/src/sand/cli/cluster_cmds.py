@@ -83,7 +83,8 @@ def _import_image(config: ClusterConfig) -> None:
     help="SAND hosts on this machine, 1..8 (default: [cluster] hosts, 1); each of "
     "several runs its Redis and agent in a network namespace of its own.",
 )
-def up(config_file: Path | None, hosts: int | None) -> None:
+@json_option
+def up(config_file: Path | None, hosts: int | None, as_json: bool) -> None:
     """Start the cluster and wait until every service is healthy.
 
     Idempotent: starts only what is not running (a killed host's Redis and agent). Without
@@ -113,7 +114,10 @@ def up(config_file: Path | None, hosts: int | None) -> None:
         "services": [asdict(s) for s in started],
     }
     (config.run_dir / "up-report.json").write_text(json.dumps(report, indent=2) + "\n")
-    _print_status(sup)
+    if as_json:
+        emit_json({**report, "gateway": config.gateway_url, "admin_token_file": str(admin.path)})
+    else:
+        _print_status(sup)
     fresh = [s for s in started if not s.already_running]
     verb = "started" if fresh else "already running"
     _err.print(f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}")
@@ -145,12 +149,16 @@ def _hosts_configured(config_file: Path | None) -> bool:
 
 @click.command()
 @config_option
-def down(config_file: Path | None) -> None:
+@json_option
+def down(config_file: Path | None, as_json: bool) -> None:
     """Stop every service of the cluster; leaves no process of ours running.
 
     With several hosts, also removes their network namespaces, veths and bridge."""
     config = running_cluster_config(config_file)
     stopped = supervisor(config).down()
+    if as_json:
+        emit_json({"stopped": list(stopped)})
+        return
     _err.print(f"stopped {', '.join(stopped)}" if stopped else "nothing was running")
 
 
@@ -192,7 +200,8 @@ def status(config_file: Path | None, as_json: bool, by_host: bool) -> None:
     show_default=True,
     help="Signal to send, by name (KILL, TERM, STOP, ...).",
 )
-def kill_host(config_file: Path | None, host: str, signal_name: str) -> None:
+@json_option
+def kill_host(config_file: Path | None, host: str, signal_name: str, as_json: bool) -> None:
     """Fault injection: signal every process of one host, as if the machine died.
 
     Every process in the host's network namespace (its Redis, its agent, process
@@ -207,7 +216,9 @@ def kill_host(config_file: Path | None, host: str, signal_name: str) -> None:
         pids = fleet.kill_host(sup, host, sig)
     except KeyError as exc:
         raise click.BadParameter(str(exc.args[0]), param_hint="HOST") from None
-    if pids:
+    if as_json:
+        emit_json({"host": host, "signal": sig.name, "pids": list(pids)})
+    elif pids:
         _err.print(f"sent {sig.name} to {len(pids)} processes of {host}: {pids}")
     else:
         _err.print(f"{host} has no live process")
