@@ -375,3 +375,13 @@ def test_down_json_nothingRunning_saysSoInJson() -> None:
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == {"stopped": []}
     assert result.stderr == ""
+
+
+def test_config_dash_readsTomlFromStdin() -> None:
+    """`sand config --config -` layers the TOML given on stdin; a bad one names stdin's file."""
+    result = run("config", "--config", "-", stdin="[cluster]\nhosts = 3\n")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["host_count"] == 3
+    bad = run("config", "--config", "-", stdin="[cluster\n")
+    assert bad.exit_code == 1
+    assert "stdin.toml" in bad.stderr

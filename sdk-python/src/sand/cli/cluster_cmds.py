@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 import time
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sand.cli.inputs import STDIN, read_text
 from sand.cli.output import emit_json, json_option
 from sand.cluster import fleet
 from sand.cluster.bootstrap import BootstrapError, ensure_admin_token
@@ -26,12 +29,27 @@ from sand.cluster.supervisor import ServiceStatus, StartError, Supervisor, runni
 _err = Console(stderr=True, highlight=False)
 _out = Console(highlight=False)
 
+
+def _config_from_stdin(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
+    """``--config -``: the TOML on stdin, in a temporary file that lives as long as the
+    command (the config is read more than once)."""
+    if value is None or str(value) != STDIN:
+        return value
+    text = read_text(STDIN, "--config")
+    folder = tempfile.TemporaryDirectory(prefix="sand-config-")
+    ctx.call_on_close(folder.cleanup)
+    path = Path(folder.name) / "stdin.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 config_option = click.option(
     "--config",
     "config_file",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
     default=None,
-    help="Config file (TOML) layered over the defaults; also $SAND_CONFIG.",
+    callback=_config_from_stdin,
+    help="Config file (TOML) layered over the defaults ('-' reads stdin); also $SAND_CONFIG.",
 )
 
 
