@@ -13,21 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from sand.cli.inputs import STDIN, read_text
-from sand.cli.output import emit_json, json_option
+from sand.cli.output import emit_json, json_option, stderr, stdout
 from sand.cluster import fleet
 from sand.cluster.bootstrap import BootstrapError, ensure_admin_token
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
 from sand.cluster.image import ImageError, ensure_base_image
 from sand.cluster.services import PrerequisiteError, host_service_name
 from sand.cluster.supervisor import ServiceStatus, StartError, Supervisor, running_config
-
-_err = Console(stderr=True, highlight=False)
-_out = Console(highlight=False)
 
 
 def _config_from_stdin(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
@@ -76,7 +72,7 @@ def supervisor(config: ClusterConfig) -> Supervisor:
             lambda: _import_image(config)
         )
     return Supervisor(
-        config, report=lambda line: _err.print(f"[dim]{escape(line)}[/dim]"), after_ready=hooks
+        config, report=lambda line: stderr().print(f"[dim]{escape(line)}[/dim]"), after_ready=hooks
     )
 
 
@@ -84,7 +80,7 @@ def _import_image(config: ClusterConfig) -> None:
     started = time.monotonic()
     try:
         if ensure_base_image(config):
-            _err.print(
+            stderr().print(
                 f"[dim]imported sandbox image {config.base_image} in "
                 f"{time.monotonic() - started:.1f} s[/dim]"
             )
@@ -115,13 +111,13 @@ def up(config_file: Path | None, hosts: int | None, as_json: bool) -> None:
     try:
         started = sup.up()
     except (StartError, PrerequisiteError) as exc:
-        _err.print(f"[bold red]sand up failed[/bold red] — {escape(str(exc))}")
-        _err.print("nothing of this attempt is left running.")
+        stderr().print(f"[bold red]sand up failed[/bold red] — {escape(str(exc))}")
+        stderr().print("nothing of this attempt is left running.")
         raise SystemExit(1) from None
     try:
         admin = ensure_admin_token(config)
     except BootstrapError as exc:
-        _err.print(
+        stderr().print(
             "[bold red]sand up: the cluster runs, but has no admin token[/bold red] — "
             + escape(str(exc))
         )
@@ -138,10 +134,12 @@ def up(config_file: Path | None, hosts: int | None, as_json: bool) -> None:
         _print_status(sup)
     fresh = [s for s in started if not s.already_running]
     verb = "started" if fresh else "already running"
-    _err.print(f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}")
-    _err.print(f"gateway: {config.gateway_url}")
+    stderr().print(
+        f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}", markup=False
+    )
+    stderr().print(f"gateway: {config.gateway_url}", markup=False)
     made = "new admin token" if admin.created else "admin token"
-    _err.print(  # one line, never wrapped: the command in it is meant to be copied
+    stderr().print(  # one line, never wrapped: the command in it is meant to be copied
         f"{made} in {admin.path} (this machine's `sand` uses it); "
         f"to sign in: sand login < {admin.path}",
         soft_wrap=True,
@@ -177,7 +175,7 @@ def down(config_file: Path | None, as_json: bool) -> None:
     if as_json:
         emit_json({"stopped": list(stopped)})
         return
-    _err.print(f"stopped {', '.join(stopped)}" if stopped else "nothing was running")
+    stderr().print(f"stopped {', '.join(stopped)}" if stopped else "nothing was running")
 
 
 @click.command()
@@ -237,9 +235,9 @@ def kill_host(config_file: Path | None, host: str, signal_name: str, as_json: bo
     if as_json:
         emit_json({"host": host, "signal": sig.name, "pids": list(pids)})
     elif pids:
-        _err.print(f"sent {sig.name} to {len(pids)} processes of {host}: {pids}")
+        stderr().print(f"sent {sig.name} to {len(pids)} processes of {host}: {pids}", markup=False)
     else:
-        _err.print(f"{host} has no live process")
+        stderr().print(f"{host} has no live process", markup=False)
 
 
 def _print_status(sup: Supervisor) -> list[ServiceStatus]:
@@ -251,7 +249,7 @@ def _print_status(sup: Supervisor) -> list[ServiceStatus]:
         health = "[green]healthy[/green]" if s.healthy else f"[red]{escape(s.detail)}[/red]"
         memory = f"{s.rss_mb:.0f} MB" if s.rss_mb is not None else "-"
         table.add_row(s.name, str(s.pid or "-"), s.address, health, memory)
-    _out.print(table)
+    stdout().print(table)
     return statuses
 
 
