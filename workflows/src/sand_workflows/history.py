@@ -72,12 +72,18 @@ class Recorder:
     """The events of the engine calls made while it is open (see :func:`recording`).
 
     ``fields`` are added to every event (where it ran: ``host``, ``pid``); ``clock_ms``
-    gives ``at_ms``.
+    gives ``at_ms``; ``on_event`` sees each event as it is recorded.
     """
 
-    def __init__(self, clock_ms: Callable[[], int] = _now_ms, **fields: Any) -> None:
+    def __init__(
+        self,
+        clock_ms: Callable[[], int] = _now_ms,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        **fields: Any,
+    ) -> None:
         self.events: list[dict[str, Any]] = []
         self._clock_ms = clock_ms
+        self._on_event = on_event
         self._fields = fields
         self._steps: dict[str, Any] = {}
         self._started: dict[tuple[str, str | None], int] = {}
@@ -102,6 +108,8 @@ class Recorder:
         elif type in ("TaskSucceeded", "TaskFailed") and where in self._started:
             event["duration_ms"] = at - self._started.pop(where)
         self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
 
     def step(self, name: str, value: Any) -> None:
         self._steps[name] = value

@@ -20,11 +20,12 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
+from sand import timeline
+
 EXIT_FAILED = 1
 EXIT_UNUSABLE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
-_TRACE_VALUE_CHARS = 160
 
 
 def _stderr() -> Console:
@@ -137,7 +138,7 @@ def emulate_cmd(
                 event,
                 workflow,
                 skip_waits=no_wait,
-                trace=_print_step if trace else None,
+                trace=_step_printer() if trace else None,
             )
         except AppError as exc:
             _fail(EXIT_UNUSABLE, [str(p) for p in exc.problems])
@@ -185,30 +186,17 @@ def _read_input(input_text: str | None, input_file: Path | None) -> Any:
         ) from None
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > _TRACE_VALUE_CHARS:
-        text = text[: _TRACE_VALUE_CHARS - 1] + "…"
-    return escape(text)
-
-
-def _print_step(step: Any) -> None:
+def _step_printer() -> Callable[[dict[str, Any]], None]:
+    """Prints each history event of an emulation on stderr, timed from the first."""
     console = _stderr()
-    at = f"[dim]{step.started_ms:9.1f} ms[/dim]"
-    took = f"{step.duration_ms:8.1f} ms"
-    if step.kind == "wait":
-        console.print(f"{at} [cyan]wait[/cyan]  {step.input:g} s{'':>16} took {took}")
-        return
-    name = escape(step.state or step.grain or "?")
-    grain = "" if step.state == step.grain else f" [dim](grain {escape(step.grain or '?')})[/dim]"
-    console.print(f"{at} [bold]{name}[/bold]{grain} took {took}")
-    console.print(f"            in:  {_short(step.input)}")
-    if step.error is None:
-        console.print(f"            out: {_short(step.output)}")
-    else:
-        console.print(
-            f"            [red]error: {escape(step.error)}[/red]: {escape(step.cause or '')}"
-        )
+    first: list[int] = []
+
+    def show(event: dict[str, Any]) -> None:
+        if not first:
+            first.append(int(event.get("at_ms") or 0))
+        console.print(timeline.line(event, first[0]), soft_wrap=True)
+
+    return show
 
 
 class _StderrHandler(logging.StreamHandler):
