@@ -158,8 +158,17 @@ class GrainWorker:
         if not stopped:
             return
         for child in list(pool.children):
-            if child.taken is not None and decode(child.taken).execution_id in stopped:
+            if child.taken is None or child.killed:
+                continue
+            execution_id = decode(child.taken).execution_id
+            if execution_id in stopped:
                 pool.kill(child)
+                _log(
+                    self._grain.name,
+                    "instance killed: its execution was stopped",
+                    pid=child.pid,
+                    execution=execution_id,
+                )
 
     def _report(self, reporter: EventHandler, ended: Ended) -> None:
         """Fail the task of an instance that took an event and did not end clean."""

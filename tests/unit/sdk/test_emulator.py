@@ -102,9 +102,7 @@ def test_aslOrders_retryIsReal_andTraceRecordsEveryStep() -> None:
     fig_path, fig_state = scheduled.pop()
     assert fig_state == "PriceItem"
     ends = [
-        e
-        for e in seen
-        if e["type"] in ("TaskSucceeded", "TaskFailed") and e["path"] == fig_path
+        e for e in seen if e["type"] in ("TaskSucceeded", "TaskFailed") and e["path"] == fig_path
     ]
     assert [e.get("error") for e in ends] == ["PriceServiceBusy", None]
     assert ends[1]["output"]["attempts"] == 2
