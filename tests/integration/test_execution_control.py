@@ -4,6 +4,7 @@ a failed execution is redriven from the state that failed, keeping what succeede
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -106,6 +107,10 @@ def test_stop_killsTheRunningGrain_andNothingAfterItRuns(api: Api) -> None:
 
 
 def test_stop_answersTheSynchronousCaller(api: Api) -> None:
+    def seen() -> set[str]:
+        return set(re.findall(r"slow started execution=([0-9a-f]{32})", _logs(api)))
+
+    before = seen()
     answers: list[requests.Response] = []
     caller = threading.Thread(
         target=lambda: answers.append(
@@ -113,21 +118,14 @@ def test_stop_answersTheSynchronousCaller(api: Api) -> None:
         )
     )
     caller.start()
-    execution_id = ""
+    fresh: set[str] = set()
 
     def started() -> bool:
-        nonlocal execution_id
-        lines = [line for line in _logs(api).splitlines() if "slow started" in line]
-        seen = {line.rsplit("=", 1)[-1] for line in lines}
-        fresh = seen - started.before  # type: ignore[attr-defined]
-        if fresh:
-            execution_id = fresh.pop()
+        fresh.update(seen() - before)
         return bool(fresh)
 
-    started.before = {  # type: ignore[attr-defined]
-        line.rsplit("=", 1)[-1] for line in _logs(api).splitlines() if "slow started" in line
-    }
     _until(started)
+    execution_id = fresh.pop()
     assert api.call("POST", f"/v1/executions/{execution_id}/stop").status_code == 200
     caller.join(timeout=30)
     assert answers, "the synchronous caller got no answer"
