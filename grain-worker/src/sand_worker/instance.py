@@ -422,6 +422,7 @@ class EventHandler:
 
     def _finish(self, action: Finished | Failed, source: EventMessage, out: Outbox) -> None:
         if self._stopped(source.execution_id):
+            history.retract_end()
             return  # the stop wrote the execution's end (ABORTED)
         trace = self._trace.document() if self._trace is not None else None
         common = {

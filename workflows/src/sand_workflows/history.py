@@ -172,6 +172,16 @@ def amend_start(**fields: Any) -> None:
             return
 
 
+def retract_end() -> None:
+    """Drop the execution's end from the open recording: the driver did not let it end so
+    (it was stopped, decision 0018; the stop recorded ExecutionAborted)."""
+    recorder = _current.get()
+    if recorder is not None:
+        recorder.events[:] = [
+            e for e in recorder.events if e["type"] not in ("ExecutionSucceeded", "ExecutionFailed")
+        ]
+
+
 def step(name: str, value: Any) -> None:
     """The value after one input/output processing step (``input_path``, ``parameters``,
     ``result_selector``, ``result_path``, ``output_path``...) of the state in progress."""
