@@ -198,3 +198,44 @@ def test_redrive_resumesAtTheFailedState_keepingWhatSucceeded(api: Api) -> None:
     assert (redrive["from_state"], redrive["redrive_count"]) == ("Flaky", 1)
     succeeded = api.call("POST", f"/v1/executions/{execution_id}/redrive")
     assert succeeded.status_code == 409 and "SUCCEEDED" in succeeded.json()["error"]
+
+
+# Fields that say where and when an event happened, not what: they differ between runs.
+_RUNTIME_FIELDS = {"at_ms", "host", "pid", "attempt", "duration_ms", "execution_id"}
+
+
+def _shape(events: list[dict[str, Any]]) -> list[tuple[str, str | None, str, tuple[str, ...]]]:
+    """Each event as (type, state, path, its keys but the run-time ones), sorted: the branches
+    of a Parallel and the items of a Map interleave differently from run to run."""
+    return sorted(
+        (e["type"], e["state"], e["path"], tuple(sorted(set(e) - _RUNTIME_FIELDS))) for e in events
+    )
+
+
+def test_history_everyStateType_sameEventsAsTheEmulator(api: Api) -> None:
+    from sand.emulator import emulate
+
+    emulated = emulate(STEER, {"x": 1}, "tour", skip_waits=True)
+    assert emulated.ok, emulated.cause
+    execution_id = api.start("tour", {"x": 1})
+    assert api.wait(execution_id)["status"] == "SUCCEEDED"
+
+    def recorded() -> list[dict[str, Any]]:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history", params={"limit": 1000})
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["events"])
+
+    _until(lambda: any(e["type"] == "ExecutionSucceeded" for e in recorded()))
+    events = recorded()
+    assert _shape(events) == _shape(list(emulated.steps))
+    types = {e["type"] for e in events}
+    for kind in (
+        "ExecutionStarted", "StateEntered", "StateExited", "TaskScheduled", "TaskStarted",
+        "TaskSucceeded", "TaskFailed", "RetryScheduled", "Caught", "WaitStarted", "WaitEnded",
+        "ParallelStarted", "MapStarted", "BranchSucceeded", "ExecutionSucceeded",
+    ):  # fmt: skip
+        assert kind in types, kind
+    started = [e for e in events if e["type"] == "TaskStarted"]
+    assert all(e["host"] == "host-1" and isinstance(e["pid"], int) for e in started)
+    output = next(e for e in events if e["type"] == "ExecutionSucceeded")["output"]
+    assert output == emulated.output

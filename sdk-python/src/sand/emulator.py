@@ -194,7 +194,9 @@ class _Emulation:
         self.t0 = time.monotonic()
         self.execution_id = execution_id
         try:
+            started_ms = time.time_ns() // 1_000_000
             actions = self.engine.start(execution_id, input, _iso_now())
+            history.amend_start(app=self.app.name, name=None, started_ms=started_ms)
             while True:
                 outcome = self.apply(actions)
                 if outcome is not None:
