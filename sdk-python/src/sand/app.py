@@ -17,6 +17,9 @@ and its workflows (definition files in JSON or YAML, native or ASL)::
       memory_mb: 512                 #   per grain instance (enforced by the sandbox)
       max_concurrency: 64            #   grain instances in flight per execution
       payload_kb: 256                #   largest JSON output of one grain invocation
+    history: true                    # optional: record each execution's per-state history
+                                     #   on the cluster (decision 0018); false records only
+                                     #   the end of each execution
     placement:                       # optional (sand.placement); default: every grain on
       hosts: [host-1, host-2]        #   every host. The hosts that run the app
       grains:                        #   grain -> hosts (pinned); unlisted grains run on
@@ -51,7 +54,15 @@ APP_FILE = "app.yaml"
 _NAME_RULES = {"grains": contracts.GRAIN_NAME, "workflows": contracts.WORKFLOW_NAME}
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 DEFAULT_WORKFLOW = "main"
-_TOP_LEVEL_FIELDS = ("name", "grains", "workflows", "requirements", "limits", "placement")
+_TOP_LEVEL_FIELDS = (
+    "name",
+    "grains",
+    "workflows",
+    "requirements",
+    "limits",
+    "history",
+    "placement",
+)
 # Where problems of a placement given at deploy (not in app.yaml) are said to be.
 DEPLOY_REQUEST = "deploy request"
 
@@ -117,6 +128,8 @@ class AppSpec:
     default_workflow: str | None
     # Which hosts run which grains (decision 0013); the default: every grain everywhere.
     placement: Placement = field(default_factory=Placement)
+    # Whether executions record their per-state history on the cluster (decision 0018).
+    history: bool = True
 
     def workflow(self, name: str | None = None) -> WorkflowSpec:
         """The workflow called ``name``, or the default one.
@@ -231,6 +244,9 @@ class _AppLoader:
         grain_names = set(grains) | self.declared_grain_names(doc.get("grains"))
         workflows = self.check_workflows(doc.get("workflows"), grain_names)
         placement = self.check_placement(doc, workflows)
+        history = doc.get("history", True)
+        if not isinstance(history, bool):
+            self.problem("history", f"must be true or false, got {history!r}")
         if self.problems:
             raise self.fail()
         assert name is not None
@@ -249,6 +265,7 @@ class _AppLoader:
             limits=limits,
             default_workflow=default,
             placement=placement,
+            history=history,
         )
 
     # -- app.yaml ------------------------------------------------------------------

@@ -9,7 +9,6 @@ one line per problem on stderr.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from typing import Any, NoReturn
 import click
 from rich.markup import escape
 
+from sand import timeline
 from sand.cli.inputs import STDIN, read_json_input, read_text
 from sand.cli.output import emit_json, error_exit, json_option, warn
 from sand.cli.output import stderr as _stderr
@@ -27,7 +27,6 @@ EXIT_FAILED = 1
 EXIT_UNUSABLE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
-_TRACE_VALUE_CHARS = 160
 
 
 def _fail(code: int, lines: list[str] | str) -> NoReturn:
@@ -177,7 +176,7 @@ def emulate_cmd(
                 event,
                 workflow,
                 skip_waits=no_wait,
-                trace=_print_step if trace else None,
+                trace=_step_printer() if trace else None,
             )
         except AppError as exc:
             _fail(EXIT_UNUSABLE, [str(p) for p in exc.problems])
@@ -205,30 +204,17 @@ def emulate_cmd(
     _guarded(body)
 
 
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > _TRACE_VALUE_CHARS:
-        text = text[: _TRACE_VALUE_CHARS - 1] + "…"
-    return escape(text)
-
-
-def _print_step(step: Any) -> None:
+def _step_printer() -> Callable[[dict[str, Any]], None]:
+    """Prints each history event of an emulation on stderr, timed from the first."""
     console = _stderr()
-    at = f"[dim]{step.started_ms:9.1f} ms[/dim]"
-    took = f"{step.duration_ms:8.1f} ms"
-    if step.kind == "wait":
-        console.print(f"{at} [cyan]wait[/cyan]  {step.input:g} s{'':>16} took {took}")
-        return
-    name = escape(step.state or step.grain or "?")
-    grain = "" if step.state == step.grain else f" [dim](grain {escape(step.grain or '?')})[/dim]"
-    console.print(f"{at} [bold]{name}[/bold]{grain} took {took}")
-    console.print(f"            in:  {_short(step.input)}")
-    if step.error is None:
-        console.print(f"            out: {_short(step.output)}")
-    else:
-        console.print(
-            f"            [red]error: {escape(step.error)}[/red]: {escape(step.cause or '')}"
-        )
+    first: list[int] = []
+
+    def show(event: dict[str, Any]) -> None:
+        if not first:
+            first.append(int(event.get("at_ms") or 0))
+        console.print(timeline.line(event, first[0]), soft_wrap=True)
+
+    return show
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -16,6 +16,7 @@ import java.util.Objects;
  *     of the local bus
  * @param trace whether the caller asked for per-grain timing
  * @param backups whether the app's events are backed up to the global bus
+ * @param headers more headers of the INVOKE event (a redrive's, decision 0018)
  */
 record Invocation(
     String executionId,
@@ -26,12 +27,14 @@ record Invocation(
     boolean sync,
     boolean viaKafka,
     boolean trace,
-    boolean backups) {
+    boolean backups,
+    java.util.Map<String, String> headers) {
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);
     Objects.requireNonNull(workflow, "workflow");
     Names.requireGrain(entryGrain);
     Objects.requireNonNull(input, "input");
+    headers = java.util.Map.copyOf(headers);
   }
 }
