@@ -115,7 +115,9 @@ def test_json_everyCommand_printsExactlyOneJsonDocument(server: FakeApps) -> Non
         "problems": [],
         "warnings": [],
     }
-    assert documents[f"emulate {EXAMPLES / 'hello'}"]["status"] == "SUCCEEDED"
+    emulated = documents[f"emulate {EXAMPLES / 'hello'}"]
+    assert (emulated["status"], emulated["workflow"]) == ("SUCCEEDED", "main")
+    assert {"normalize", "greet", "shout"} <= {e.get("state") for e in emulated["history"]}
     assert documents[f"undeploy {LONG}"] == {"undeployed": LONG}
 
 

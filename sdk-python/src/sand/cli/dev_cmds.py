@@ -161,7 +161,8 @@ def emulate_cmd(
     Prints the output as one JSON line on stdout and exits 0; a failed execution
     prints {"Error": ..., "Cause": ...} and exits 1. Without --input or --input-file
     the input is {}. --json prints the whole execution instead: {"execution_id",
-    "status", "output", "error", "cause", "duration_ms"}.
+    "workflow", "status", "output", "error", "cause", "duration_ms", "history"} (history:
+    every event of every state, the cluster's shape).
     """
     event = read_json_input(input_text, input_file)
 
@@ -185,11 +186,13 @@ def emulate_cmd(
         if as_json:
             document = {
                 "execution_id": result.execution_id,
+                "workflow": result.workflow,
                 "status": result.status,
                 "output": result.output,
                 "error": result.error,
                 "cause": result.cause,
                 "duration_ms": round(result.duration_ms, 3),
+                "history": list(result.steps),
             }
             emit_json(document, indent=None)
         else:
