@@ -75,10 +75,12 @@ class _Handler(BaseHTTPRequestHandler):
             del store.apps[parts[2]]
             return self._send(200, {"undeployed": parts[2]})
         if rest == ("GET", "logs"):
+            # as the host agent: every note of its own, then the sandbox output's tail
             tail = int(query.get("tail", "200"))
-            return self._send(
-                200, {"logs": "".join(f"{x}\n" for x in store.logs[parts[2]][-tail:])}
-            )
+            lines = store.logs[parts[2]]
+            notes = [x for x in lines if x.startswith("[agent] ")]
+            output = [x for x in lines if not x.startswith("[agent] ")][-tail:]
+            return self._send(200, {"logs": "".join(f"{x}\n" for x in notes + output)})
         if rest == ("POST", "invoke"):
             workflow = query.get("workflow", app["default_workflow"])
             if workflow not in app["workflows"]:

@@ -231,10 +231,12 @@ def test_newLines_dropsTheOverlapOfTwoWindows() -> None:
 def test_logs_follow_printsEachNewLineOnce(
     server: FakeApps, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """--follow prints the tail, then each line as it appears, once; Ctrl-C ends it."""
+    """--follow prints the agent's notes and the tail, then each line as it appears, once
+    (a note of the agent, which comes before the output in each answer, too); Ctrl-C ends
+    it."""
     log = server.store.logs["hello"]
-    log.extend(["one", "two"])
-    polls = iter([["three"], [], ["four", "five"]])
+    log.extend(["[agent] deployed version 1", *(f"old {n}" for n in range(10)), "one", "two"])
+    polls = iter([["three"], [], ["[agent] sandbox restarted", "four", "five"]])
 
     def sleep(seconds: float) -> None:
         try:
@@ -243,9 +245,17 @@ def test_logs_follow_printsEachNewLineOnce(
             raise KeyboardInterrupt from None
 
     monkeypatch.setattr("sand.cli.app_cmds.time.sleep", sleep)
-    result = run("logs", "hello", "--follow", "--url", server.url)
+    result = run("logs", "hello", "--follow", "--tail", "2", "--url", server.url)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.splitlines() == ["one", "two", "three", "four", "five"]
+    assert result.stdout.splitlines() == [
+        "[agent] deployed version 1",
+        "one",
+        "two",
+        "three",
+        "[agent] sandbox restarted",
+        "four",
+        "five",
+    ]
 
 
 # -- completion --------------------------------------------------------------------------

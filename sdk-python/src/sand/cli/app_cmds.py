@@ -297,20 +297,21 @@ def logs(
 
     --json prints {"app", "lines": [...]}; with --follow, one JSON line per log line."""
     api = client(url)
-    text = app_call(api, app, lambda: api.logs(app, tail))
-    lines = text.splitlines()
+    # --follow reads the same window every time, so that two reads overlap
+    window = max(tail, _FOLLOW_WINDOW) if follow else tail
+    notes, output = _sections(app_call(api, app, lambda: api.logs(app, window)))
     if as_json and not follow:
-        emit_json({"app": app, "lines": lines})
+        emit_json({"app": app, "lines": notes + output})
         return
-    _print_lines(app, lines, as_json)
+    _print_lines(app, notes + output[-tail:], as_json)
     if not follow:
         return
     try:
         while True:
             time.sleep(interval)
-            latest = app_call(api, app, lambda: api.logs(app, _FOLLOW_WINDOW)).splitlines()
-            _print_lines(app, new_lines(lines, latest), as_json)
-            lines = latest
+            latest_notes, latest = _sections(app_call(api, app, lambda: api.logs(app, window)))
+            _print_lines(app, new_lines(notes, latest_notes) + new_lines(output, latest), as_json)
+            notes, output = latest_notes, latest
     except KeyboardInterrupt:
         return
 
@@ -318,6 +319,19 @@ def logs(
 # How many of the last lines each --follow poll reads: a burst of more lines than this
 # between two polls loses the older ones (the API has no offset to read from).
 _FOLLOW_WINDOW = 1000
+# The host agent's own notes about the app (deploys, restarts) come first, every one of
+# them; then the last lines of the sandbox's output.
+_AGENT_NOTE = "[agent] "
+
+
+def _sections(text: str) -> tuple[list[str], list[str]]:
+    """The agent's notes and the sandbox's output lines of a logs answer: each grows only
+    at its end, so each is followed on its own."""
+    lines = text.splitlines()
+    split = 0
+    while split < len(lines) and lines[split].startswith(_AGENT_NOTE):
+        split += 1
+    return lines[:split], lines[split:]
 
 
 def new_lines(before: list[str], after: list[str]) -> list[str]:
