@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
+import sys
 import tarfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -397,3 +401,36 @@ def test_config_dash_readsTomlFromStdin() -> None:
     bad = run("config", "--config", "-", stdin="[cluster\n")
     assert bad.exit_code == 1
     assert "stdin.toml" in bad.stderr
+
+
+def test_deploy_invalidApp_json_errorNamesEveryProblem(make_app: AppFactory) -> None:
+    """deploy --json of an invalid app: one JSON error on stderr carrying every problem."""
+    root = make_app("name: Bad\ngrains: {a: a.py}\nworkflows: {main: wf.yaml}\n")
+    result = run("deploy", str(root), "--json", "--url", "http://127.0.0.1:1")
+    assert result.exit_code == 2 and result.stdout == ""
+    message = json.loads(result.stderr)["error"]["message"]
+    assert "name: 'Bad' must match [a-z0-9][a-z0-9-]{0,62}" in message
+    assert "grains.a: file a.py does not exist" in message
+
+
+@pytest.mark.timeout(60)
+def test_realProcess_narrowTerminal_jsonAndMessagesAreWhole(make_app: AppFactory) -> None:
+    """As a program with COLUMNS=20: the JSON on stdout parses and the long problem line
+    on stderr is whole (rich neither wraps nor eats brackets outside CliRunner either)."""
+    root = make_app("name: Bad_Name\ngrains: {a: a.py}\nworkflows: {main: wf.yaml}\n")
+    sand = str(Path(sys.executable).parent / "sand")
+    env = {**os.environ, "COLUMNS": "20", "TERM": "xterm-256color"}
+    done = subprocess.run(
+        [sand, "validate", str(root), "--json"], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert done.returncode == 1
+    assert any(
+        "name: 'Bad_Name' must match [a-z0-9][a-z0-9-]{0,62}" in p
+        for p in json.loads(done.stdout)["problems"]
+    )
+    plain = subprocess.run(
+        [sand, "validate", str(root)], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert f"{root}/app.yaml: name: 'Bad_Name' must match [a-z0-9][a-z0-9-]{{0,62}}\n" in (
+        plain.stderr
+    )
