@@ -171,6 +171,15 @@ def test_deploy_dash_readsATarArchiveFromStdin(server: FakeApps) -> None:
     result = run("deploy", "-", "--url", server.url, stdin=buffer.getvalue())
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["name"] == "deployed"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(EXAMPLES / "hello/app.yaml", arcname="app.yaml")
+    invalid = run("deploy", "-", "--url", server.url, stdin=buffer.getvalue())
+    assert invalid.exit_code == 2
+    assert "stdin: the application is invalid" in invalid.stderr
+    assert "  stdin/app.yaml: grains.normalize: file grains/normalize.py does not exist" in (
+        invalid.stderr
+    )
     garbage = run("deploy", "-", "--url", server.url, stdin=b"not a tar")
     assert garbage.exit_code == 2
     assert "stdin: not an application directory or tar archive" in garbage.stderr

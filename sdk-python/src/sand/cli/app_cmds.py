@@ -58,10 +58,16 @@ def deploy(
         except ValueError as exc:
             error_exit(f"--placement is not JSON: {exc}", 2)
     with _app_dir(source) as app_dir:
+        # an unpacked archive's problems name the archive, not the temporary directory
+        shown = "stdin" if source == STDIN else source
+
+        def located(problem: object) -> str:
+            return str(problem).replace(str(app_dir), shown)
+
         try:
             load_app(app_dir, placement=placement)
         except AppError as exc:
-            _invalid(source, [str(problem) for problem in exc.problems])
+            _invalid(shown, [located(problem) for problem in exc.problems])
         started = time.monotonic()
 
         def progress(line: dict[str, Any]) -> None:
@@ -74,7 +80,7 @@ def deploy(
         except SandApiError as exc:
             problems = exc.body.get("problems") if isinstance(exc.body, dict) else None
             if problems:
-                _invalid(source, [str(problem) for problem in problems])
+                _invalid(shown, [located(problem) for problem in problems])
             fail(exc)
     say(
         f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
@@ -101,16 +107,16 @@ def _app_dir(source: str) -> Iterator[Path]:
     if source != STDIN and path.is_dir():
         yield path
         return
-    try:
-        data = click.get_binary_stream("stdin").read() if source == STDIN else path.read_bytes()
-        with tempfile.TemporaryDirectory(prefix="sand-deploy-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="sand-deploy-") as tmp:
+        try:
+            data = click.get_binary_stream("stdin").read() if source == STDIN else path.read_bytes()
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
                 # 'data': no absolute paths, no '..', no links out, no devices
                 archive.extractall(tmp, filter="data")
-            yield Path(tmp)
-    except (tarfile.TarError, OSError) as exc:
-        where = "stdin" if source == STDIN else source
-        error_exit(f"{where}: not an application directory or tar archive: {exc}", 2)
+        except (tarfile.TarError, OSError) as exc:
+            where = "stdin" if source == STDIN else source
+            error_exit(f"{where}: not an application directory or tar archive: {exc}", 2)
+        yield Path(tmp)  # outside the try: the block's own errors are its own
 
 
 @click.command()
