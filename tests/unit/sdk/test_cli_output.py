@@ -324,9 +324,19 @@ class _TracingClient:
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
 
-    def invoke(self, app: str, payload: Any, **options: Any) -> Any:
+    def invoke(
+        self,
+        app: str,
+        payload: Any,
+        *,
+        workflow: str | None = None,
+        wait: bool = True,
+        via: str | None = None,
+        trace: bool = False,
+    ) -> Any:
         from types import SimpleNamespace
 
+        options = {"workflow": workflow, "wait": wait, "via": via, "trace": trace}
         self.calls.append(options)
         return SimpleNamespace(
             execution_id="ex-9",

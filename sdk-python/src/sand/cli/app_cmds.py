@@ -4,6 +4,7 @@ invoke, result, logs."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import json
 import sys
@@ -234,7 +235,10 @@ def invoke(
     api = client(url)
     try:
         if trace:
-            # `trace=` and `Execution.trace` are the typed client's (issue 13)
+            # `trace=` and `Execution.trace` are the typed client's (issue 13); until it is
+            # merged, this client cannot ask for the trace: say so, not a TypeError
+            if "trace" not in inspect.signature(api.invoke).parameters:
+                error_exit("--trace needs a client that can ask for the trace", 2)
             traced: Any = cast(Any, api).invoke(
                 app, payload, workflow=workflow, wait=not is_async, via=via, trace=True
             )
