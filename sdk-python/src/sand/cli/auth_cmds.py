@@ -153,7 +153,7 @@ def create_user(ctx: click.Context, name: str, admin: bool, url: str | None, as_
     if as_json:
         emit_json(asdict(user))
         return
-    stderr().print(
+    say(
         f"created user {user.name} ({user.role}); "
         f"give them a token: sand tokens create --user {user.name}"
     )
@@ -238,8 +238,8 @@ def create_token(
         click.echo(made.token)
     expires = f", expires {made.info.expires}" if made.info.expires else ""
     stderr().print(
-        f"token {made.info.id} for {made.info.user}{expires}: "
-        "[bold]shown once[/bold], it cannot be shown again; keep it secret"
+        escape(f"token {made.info.id} for {made.info.user}{expires}: ")
+        + "[bold]shown once[/bold], it cannot be shown again; keep it secret"
     )
 
 
