@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from sand import timeline
 from sand.cli.api import client, stderr, url_option
 from sand.client import Execution, ExecutionSummary, HistoryEvent, SandApiError
 from sand.contracts import ExecutionStatus
@@ -213,7 +214,7 @@ def show(execution_id: str, as_json: bool, url: str | None) -> None:
     if not events:
         out.print("[dim]no history was recorded for this execution[/dim]")
         return
-    out.print(_timeline(events))
+    _timeline(out, events)
 
 
 def _header(out: Console, doc: Execution, events: list[HistoryEvent]) -> None:
@@ -264,52 +265,12 @@ def failed_state(events: Iterable[HistoryEvent]) -> str | None:
     return task or branch
 
 
-def _detail(event: HistoryEvent) -> str:
-    """What ran where (grain@host pid N), or the event's own figures."""
-    d = event.details
-    if event.grain:
-        where = f"{event.grain}@{event.host}" if event.host else event.grain
-        parts = [where]
-        if event.pid is not None:
-            parts.append(f"pid {event.pid}")
-        if "attempt" in d:
-            parts.append(f"attempt {d['attempt']}")
-        return " ".join(parts)
-    for key, label in (
-        ("seconds", "wait {} s"),
-        ("branches", "{} branches"),
-        ("items", "{} items"),
-        ("delay_s", "retry in {} s"),
-        ("next", "next: {}"),
-        ("from_state", "from {}"),
-    ):
-        if key in d:
-            return label.format(d[key])
-    return ""
-
-
-def _timeline(events: list[HistoryEvent]) -> Table:
+def _timeline(out: Console, events: list[HistoryEvent]) -> None:
+    """One line per event (the renderer ``sand emulate --trace`` uses too): offset, where,
+    type and its details; failures in red with where the task ran and how long it took."""
     start = events[0].at_ms
-    table = Table(title="timeline", title_justify="left")
-    for column in ("+time", "state", "event", "ran on", "took", "error"):
-        table.add_column(column, no_wrap=column in ("+time", "event", "took"))
     for event in events:
-        style = "red" if event.failed else "yellow" if event.type in _WARN else None
-        error = ": ".join(x for x in (event.error, event.cause) if x)
-        depth = event.path.count("/") + 1 if event.path else 0
-        table.add_row(
-            f"+{(event.at_ms - start) / 1000:.3f} s",
-            "  " * depth + escape(_where(event)),
-            escape(event.type),
-            escape(_detail(event)),
-            _duration(event.duration_ms),
-            escape(error),
-            style=style,
-        )
-    return table
-
-
-_WARN = frozenset({"RetryScheduled", "Caught"})
+        out.print(timeline.line(event.to_json(), start), soft_wrap=True)
 
 
 # -- sand stop, sand redrive ----------------------------------------------------------------
