@@ -14,15 +14,22 @@ of the admin itself is refused by the server; app names the suite deploys are no
 from a 63-character pattern by chance), deploys of generated bodies are refused as invalid
 archives, and the users and tokens that ``POST`` makes are throwaway.
 
+Two passes: one with every parameter generated (so names and ids are mostly unknown: 404s,
+400s), then one with the path parameters pinned to a deployed app (examples/hello as
+``fuzzed``) and one of its failed executions, so invoke, logs, describe and the execution
+routes do their real work on generated query strings and bodies. The pinned pass leaves out
+``DELETE /v1/apps/{app}`` (it would undeploy the app it aims at; the first pass covers it).
+
 Bounded: ``MAX_EXAMPLES`` cases per operation and mode, no Hypothesis deadline (the machine is
 shared and slow; a slow answer is not a finding), a 60 s timeout per request.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +37,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
+from sand.client import SandClient
 from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
@@ -43,7 +51,10 @@ from schemathesis.specs.openapi.checks import (
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 
-SPEC = Path(__file__).resolve().parents[2] / "frontend" / "openapi.yaml"
+REPO = Path(__file__).resolve().parents[2]
+SPEC = REPO / "frontend" / "openapi.yaml"
+HELLO = REPO / "examples" / "hello"
+FUZZED_APP = "fuzzed"
 MAX_EXAMPLES = 40
 REQUEST_TIMEOUT_S = 60
 
@@ -98,65 +109,102 @@ def _why(exc: BaseException) -> str:
     return "; ".join(str(getattr(p, "title", "") or p).strip().splitlines()[0] for p in parts)
 
 
+@dataclass(frozen=True)
+class Pass:
+    """One sweep over the operations: ``pinned`` fixes path parameters of the operations
+    whose path names them (a deployed app, a recorded execution), so the requests get past
+    the 404 of a generated name into the route's own work; ``skip`` leaves operations out of
+    this sweep (never out of the unpinned one)."""
+
+    name: str
+    pinned: dict[str, dict[str, str]] = field(default_factory=dict)  # path prefix -> params
+    skip: frozenset[str] = frozenset()
+
+
 def _fuzz(
     schema: Any,
     base_url: str,
     token: str,
     checks: dict[str, Callable[..., Any]],
+    passes: list[Pass],
 ) -> FuzzRun:
-    """Every operation in both modes: the first finding per (operation, mode, check, status),
-    and how many answers of each status each operation got."""
+    """Every operation in both modes, per pass: the first finding per (operation, mode,
+    check, status), and how many answers of each status each operation got."""
     findings: dict[tuple[str, str, str, int], Finding] = {}
     statuses: Counter[tuple[str, int]] = Counter()
     headers = {"Authorization": f"Bearer {token}"}
-    for result in schema.get_all_operations():
-        operation = result.ok()
-        label = f"{operation.method.upper()} {operation.path}"
-        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
 
-            def exercise(case: Any, label: str, mode: str) -> None:
-                response = case.call(base_url=base_url, headers=headers, timeout=REQUEST_TIMEOUT_S)
-                statuses[(label, response.status_code)] += 1
-                for name, check in checks.items():
-                    try:
-                        case.validate_response(response, checks=[check], headers=headers)
-                    except (AssertionError, FailureGroup) as exc:
-                        why = _why(exc)
-                        answer = (response.text or "")[:400].replace("\n", " ")
-                        key = (label, mode, name, response.status_code)
-                        findings.setdefault(
-                            key,
-                            Finding(
-                                label,
-                                mode,
-                                name,
-                                response.status_code,
-                                _describe_request(response),
-                                f"{answer}  ({why})",
-                            ),
-                        )
-
-            run = settings(
-                max_examples=MAX_EXAMPLES,
-                deadline=None,
-                database=None,
-                derandomize=True,
-                phases=[Phase.explicit, Phase.generate],
-                suppress_health_check=list(HealthCheck),
-            )(given(case=operation.as_strategy(generation_mode=mode))(exercise))
+    def exercise(case: Any, label: str, mode: str) -> None:
+        response = case.call(base_url=base_url, headers=headers, timeout=REQUEST_TIMEOUT_S)
+        statuses[(label, response.status_code)] += 1
+        for name, check in checks.items():
             try:
-                run(label=label, mode=mode.value)
-            except Unsatisfiable:
-                # nothing to generate in this mode (no parameter or body to make invalid)
-                assert mode is GenerationMode.NEGATIVE, label
+                case.validate_response(response, checks=[check], headers=headers)
+            except (AssertionError, FailureGroup) as exc:
+                answer = (response.text or "")[:400].replace("\n", " ")
+                findings.setdefault(
+                    (label, mode, name, response.status_code),
+                    Finding(
+                        label,
+                        mode,
+                        name,
+                        response.status_code,
+                        _describe_request(response),
+                        f"{answer}  ({_why(exc)})",
+                    ),
+                )
+
+    for sweep in passes:
+        for result in schema.get_all_operations():
+            operation = result.ok()
+            label = f"{operation.method.upper()} {operation.path}"
+            pinned = next(
+                (v for prefix, v in sweep.pinned.items() if operation.path.startswith(prefix)),
+                None,
+            )
+            if label in sweep.skip or (sweep.pinned and pinned is None):
+                continue
+            for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+                strategy = operation.as_strategy(generation_mode=mode, path_parameters=pinned)
+                run = settings(
+                    max_examples=MAX_EXAMPLES,
+                    deadline=None,
+                    database=None,
+                    derandomize=True,
+                    phases=[Phase.explicit, Phase.generate],
+                    suppress_health_check=list(HealthCheck),
+                )(given(case=strategy)(exercise))
+                try:
+                    run(label=label, mode=f"{mode.value}{sweep.name}")
+                except Unsatisfiable:
+                    # nothing to generate in this mode (no parameter or body to make invalid)
+                    assert mode is GenerationMode.NEGATIVE, label
     return FuzzRun(list(findings.values()), statuses)
 
 
 @pytest.fixture(scope="module")
-def fuzz_run(cluster: Supervisor, cluster_config: ClusterConfig) -> FuzzRun:
-    schema = schemathesis.openapi.from_path(SPEC)
+def fuzzed_app(
+    cluster: Supervisor, cluster_config: ClusterConfig, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str]]:
+    """examples/hello deployed as ``fuzzed`` (process sandbox), and the id of one of its
+    executions that failed (an empty name): what the pinned pass aims at."""
+    client = SandClient(cluster_config.gateway_url, token=admin_token(cluster_config))
+    copy = tmp_path_factory.mktemp("fuzz") / FUZZED_APP
+    shutil.copytree(HELLO, copy)
+    manifest = copy / "app.yaml"
+    manifest.write_text(manifest.read_text().replace("name: hello", f"name: {FUZZED_APP}"))
+    client.deploy(copy, backend="process")
+    failed = client.invoke(FUZZED_APP, {"name": ""})
+    assert failed.status == "FAILED", failed
+    yield FUZZED_APP, failed.execution_id
+    client.undeploy(FUZZED_APP)
+
+
+@pytest.fixture(scope="module")
+def fuzz_run(cluster_config: ClusterConfig, fuzzed_app: tuple[str, str]) -> FuzzRun:
+    app, execution_id = fuzzed_app
     run = _fuzz(
-        schema,
+        schemathesis.openapi.from_path(SPEC),
         cluster_config.gateway_url,
         admin_token(cluster_config),
         {
@@ -164,6 +212,18 @@ def fuzz_run(cluster: Supervisor, cluster_config: ClusterConfig) -> FuzzRun:
             "status_code_conformance": status_code_conformance,
             "response_schema_conformance": response_schema_conformance,
         },
+        [
+            Pass(""),
+            Pass(
+                f", app={app} execution={execution_id}",
+                pinned={
+                    "/v1/apps/{app}": {"app": app},
+                    "/v1/executions/{id}": {"id": execution_id},
+                },
+                # the pinned app stays deployed for the rest of the pass
+                skip=frozenset({"DELETE /v1/apps/{app}"}),
+            ),
+        ],
     )
     # shown with -s, and with a failure: how far the fuzzing got into each operation
     for (label, status), count in sorted(run.statuses.items()):

@@ -165,9 +165,9 @@ class HistoryEvent:
 
     type: str
     at_ms: int
-    execution_id: str
-    state: str | None
-    path: str
+    execution_id: str = ""
+    state: str | None = None  # None: the event concerns the execution
+    path: str = ""  # "" at the top level; "Fan[1]", "Each[3]/Fan[0]" inside branches
     details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
