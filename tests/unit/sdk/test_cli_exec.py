@@ -5,6 +5,7 @@ exit 1 with the server's message for a refusal, exit 2 for a usage error."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -93,6 +94,25 @@ def test_executionShow_json_isTheDocumentAndEveryEvent(seeded: Seeded) -> None:
     assert len(shown["events"]) == 11
     assert shown["events"][8]["type"] == "TaskFailed"
     assert shown["events"][8]["pid"] == 4243
+    assert shown["truncated"] is False
+
+
+def test_executionShow_saysWhenTheHistoryWasCut(
+    seeded: Seeded, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A history the server cut at its cap (``truncated``) is said to be incomplete."""
+    store = seeded.sand.store.executions
+    original = store._history
+
+    def cut(doc: dict[str, Any], query: dict[str, str]) -> Any:
+        reply = original(doc, query)
+        return type(reply)(reply.status, {**reply.doc, "truncated": True}, reply.headers)
+
+    monkeypatch.setattr(store, "_history", cut)
+    result = run(seeded, "execution", "show", seeded.failed)
+    assert result.exit_code == 0, result.stderr
+    assert "the history was cut at its cap" in result.stdout
+    assert json.loads(run(seeded, "execution", "show", seeded.failed, "--json").stdout)["truncated"]
 
 
 def test_executionShow_unknownId_exits1_namingIt(seeded: Seeded) -> None:

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from sand import timeline
 from sand.cli.api import client, stderr, url_option
-from sand.client import Execution, ExecutionSummary, HistoryEvent, SandApiError
+from sand.client import Execution, ExecutionSummary, HistoryEvent, SandApiError, SandClient
 from sand.contracts import ExecutionStatus
 
 T = TypeVar("T")
@@ -204,10 +204,11 @@ def show(execution_id: str, as_json: bool, url: str | None) -> None:
     """Show EXECUTION_ID: status, input, output or error, and its per-state timeline."""
     gateway = client(url)
     doc = _call(lambda: gateway.execution(execution_id))
-    events = _call(lambda: list(gateway.all_history(execution_id)))
+    events, truncated = _call(lambda: _history(gateway, execution_id))
     if as_json:
         document = {k: v for k, v in asdict(doc).items() if k != "existing"}
-        _print_json({"execution": document, "events": [e.to_json() for e in events]})
+        shown = {"execution": document, "events": [e.to_json() for e in events]}
+        _print_json({**shown, "truncated": truncated})
         return
     out = _out()
     _header(out, doc, events)
@@ -215,6 +216,20 @@ def show(execution_id: str, as_json: bool, url: str | None) -> None:
         out.print("[dim]no history was recorded for this execution[/dim]")
         return
     _timeline(out, events)
+    if truncated:
+        out.print("[yellow]the history was cut at its cap: later events were not recorded[/yellow]")
+
+
+def _history(gateway: SandClient, execution_id: str) -> tuple[list[HistoryEvent], bool]:
+    """Every page of the history, and whether the server cut it at its cap."""
+    events: list[HistoryEvent] = []
+    page: str | None = None
+    while True:
+        listed = gateway.history(execution_id, limit=1000, page=page)
+        events.extend(listed.events)
+        if not listed.next_page:
+            return events, listed.truncated
+        page = listed.next_page
 
 
 def _header(out: Console, doc: Execution, events: list[HistoryEvent]) -> None:
