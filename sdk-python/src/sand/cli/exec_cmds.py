@@ -30,11 +30,11 @@ from sand.contracts import ExecutionStatus
 
 T = TypeVar("T")
 
-STATUS_STYLE = {
-    ExecutionStatus.RUNNING: "cyan",
-    ExecutionStatus.SUCCEEDED: "green",
-    ExecutionStatus.FAILED: "bold red",
-    ExecutionStatus.ABORTED: "magenta",
+STATUS_STYLE: dict[str, str] = {
+    ExecutionStatus.RUNNING.value: "cyan",
+    ExecutionStatus.SUCCEEDED.value: "green",
+    ExecutionStatus.FAILED.value: "bold red",
+    ExecutionStatus.ABORTED.value: "magenta",
 }
 _RELATIVE = re.compile(r"(\d+)([smhd])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -69,7 +69,7 @@ def _print_json(doc: Any) -> None:
 
 
 def _status(status: str) -> str:
-    style = STATUS_STYLE.get(status, "yellow")  # type: ignore[call-overload]
+    style = STATUS_STYLE.get(status, "yellow")
     return f"[{style}]{escape(status)}[/{style}]"
 
 
@@ -263,20 +263,15 @@ def _header(out: Console, doc: Execution, events: list[HistoryEvent]) -> None:
     out.print()
 
 
-def _where(event: HistoryEvent) -> str:
-    state = event.state or ""
-    return f"{event.path}/{state}" if event.path and state else event.path or state
-
-
 def failed_state(events: Iterable[HistoryEvent]) -> str | None:
     """Where it failed: the path/state of the last failed task, else of the last failed
     branch (a task's failure travels up through its branches, which fail after it)."""
     task = branch = None
     for event in events:
         if event.type == "TaskFailed":
-            task = _where(event) or task
+            task = timeline.where(event.to_json())
         elif event.failed and event.type not in ("ExecutionFailed", "ExecutionAborted"):
-            branch = _where(event) or branch
+            branch = timeline.where(event.to_json())
     return task or branch
 
 
