@@ -8,11 +8,11 @@ status is one the document lists for the operation) and ``response_schema_confor
 collected, not only the first, and the failure lists each with the request that caused it, so
 one run names everything to fix.
 
-No operation is excluded from the first pass. The destructive ones run too, and cannot break the session's
-cluster: generated names and ids hit no real user, token or app (``DELETE /v1/users/{name}``
-of the admin itself is refused by the server; app names the suite deploys are not generated
-from a 63-character pattern by chance), deploys of generated bodies are refused as invalid
-archives, and the users and tokens that ``POST`` makes are throwaway.
+No operation is excluded from the first pass. The destructive ones run too, and cannot break
+the session's cluster: generated names and ids hit no real user, token or app (``DELETE
+/v1/users/{name}`` of the admin itself is refused by the server; app names the suite deploys
+are not generated from a 63-character pattern by chance), deploys of generated bodies are
+refused as invalid archives, and the users and tokens that ``POST`` makes are throwaway.
 
 Two passes: one with every parameter generated (so names and ids are mostly unknown: 404s,
 400s), then one with the path parameters pinned to a deployed app (examples/hello as
