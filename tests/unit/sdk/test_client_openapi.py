@@ -1,8 +1,9 @@
 """The client cannot drift from ``frontend/openapi.yaml``: every operation the document
 describes has a ``SandClient`` method (the table ``sand.client.operations``) taking each of
 its parameters, every success schema's properties are the fields of the record it becomes
-(required ones without a default, optional ones with), and every status it documents raises
-an exception class of its own. Each check returns the mismatches, one line each naming the
+(required ones without a default, optional ones with), every status it documents raises
+an exception class of its own, and the statuses and history event types it enumerates are
+the ones the code produces. Each check returns the mismatches, one line each naming the
 operation, schema, property or status, so a failure says what to add where.
 
 ``SAND_OPENAPI=path`` checks another copy of the document (another branch's, say).
@@ -25,6 +26,8 @@ import yaml
 from sand.client import STATUS_ERRORS, ClientError, SandApiError, SandClient, ServerError
 from sand.client.errors import error_class
 from sand.client.operations import OPERATIONS, Operation
+from sand.contracts import ExecutionStatus
+from sand_workflows.history import TYPES as HISTORY_TYPES
 
 REPO = Path(__file__).resolve().parents[3]
 SPEC_PATH = Path(os.environ.get("SAND_OPENAPI", REPO / "frontend" / "openapi.yaml"))
@@ -54,6 +57,7 @@ PENDING_IN_DOCUMENT: dict[str, frozenset[str]] = {
         for name in ("input", "name", "redrive_count", "trace")
     ),
     "statuses": frozenset(),
+    "enums": frozenset({"ExecutionDocument.status: the document lacks ['ABORTED']"}),
 }
 
 
@@ -314,6 +318,43 @@ def check_statuses(spec: Spec) -> list[str]:
     return problems
 
 
+def check_enums(spec: Spec) -> list[str]:
+    """The values the document enumerates are the code's: execution statuses
+    (``sand.contracts.ExecutionStatus``) and history event types
+    (``sand_workflows.history.TYPES``), where the document has them."""
+    statuses = sorted(s.value for s in ExecutionStatus)
+    schemas = spec.get("components", {}).get("schemas", {})
+    expected = {
+        ("ExecutionDocument", "status"): statuses,
+        ("ExecutionSummary", "status"): statuses,
+        ("HistoryEvent", "type"): sorted(HISTORY_TYPES),
+    }
+    problems = []
+    for (schema, prop), code in expected.items():
+        listed = schemas.get(schema, {}).get("properties", {}).get(prop, {}).get("enum")
+        if listed is not None and sorted(listed) != code:
+            problems.append(f"{schema}.{prop}: {_enum_diff(listed, code)}")
+    listing = documented(spec).get(("GET", "/v1/executions"))
+    for parameter in listing["parameters"] if listing else []:
+        parameter = resolve(spec, parameter)
+        listed = parameter.get("schema", {}).get("enum")
+        if parameter["name"] == "status" and listed is not None and sorted(listed) != statuses:
+            problems.append(f"GET /v1/executions status: {_enum_diff(listed, statuses)}")
+    return problems
+
+
+def _enum_diff(listed: list[str], code: list[str]) -> str:
+    missing, extra = sorted(set(code) - set(listed)), sorted(set(listed) - set(code))
+    return "; ".join(
+        part
+        for part in (
+            f"the document lacks {missing}" if missing else "",
+            f"the code never produces {extra}" if extra else "",
+        )
+        if part
+    )
+
+
 # -- the tests ---------------------------------------------------------------------------------
 
 
@@ -337,6 +378,11 @@ def test_everySuccessSchema_matchesItsRecord(spec: Spec) -> None:
     assert unexpected("models", check_models(spec)) == []
 
 
+def test_enumeratedValues_areTheCodes(spec: Spec) -> None:
+    """Execution statuses and history event types are the ones the code produces."""
+    assert unexpected("enums", check_enums(spec)) == []
+
+
 def test_everyDocumentedStatus_hasAnExceptionClass(spec: Spec) -> None:
     """A refusal the document lists raises its own class (NotFound, Conflict, ...)."""
     assert unexpected("statuses", check_statuses(spec)) == []
@@ -351,6 +397,7 @@ CHECKS = {
     "parameters": check_parameters,
     "models": check_models,
     "statuses": check_statuses,
+    "enums": check_enums,
 }
 
 
@@ -458,6 +505,19 @@ def test_anAnswerOfAlternatives_isCheckedPerAlternative(spec: Spec) -> None:
 
     assert new_problems("models", spec, more) == [
         "POST /v1/apps/{app}/invoke 202: property 'queued_ms' has no field in Execution (add it)"
+    ]
+
+
+def test_aStatusMissingFromTheDocument_isNamed(spec: Spec) -> None:
+    """A status the code has and the document's summary lacks fails, naming both lists."""
+
+    def narrow(s: Spec) -> None:
+        s["components"]["schemas"]["ExecutionSummary"] = {
+            "properties": {"status": {"enum": ["RUNNING", "SUCCEEDED", "FAILED", "DONE"]}}
+        }
+
+    assert new_problems("enums", spec, narrow) == [
+        "ExecutionSummary.status: the document lacks ['ABORTED']; the code never produces ['DONE']"
     ]
 
 
