@@ -118,10 +118,21 @@ public final class Frontend implements AutoCloseable {
     List<Integer> others =
         config.frontend().ports().stream().filter(p -> p != connector.getLocalPort()).toList();
     FrontendPeers peers = new FrontendPeers(others, config.hostAgent().secret());
+    List<String> frontendIds = config.frontend().ports().stream().map(p -> "fe-" + p).toList();
+    ExecutionControl control =
+        new ExecutionControl(
+            hosts, invoke, kafkaEntry, frontendIds, frontendId, java.time.Clock.systemUTC());
     FrontendMetrics metrics = new FrontendMetrics();
     Routes routes =
         new Routes(
-            this::identity, hosts, invoke, auth, peers, config.hostAgent().secret(), metrics);
+            this::identity,
+            hosts,
+            invoke,
+            auth,
+            peers,
+            config.hostAgent().secret(),
+            control,
+            metrics);
     server.setHandler(new GracefulHandler(metrics.instrument(routes)));
     try {
       server.start();

@@ -16,8 +16,7 @@ import java.util.Objects;
  *     of the local bus
  * @param trace whether the caller asked for per-grain timing
  * @param backups whether the app's events are backed up to the global bus
- * @param traceparent the caller's valid W3C traceparent (version 00), or null; implies {@code
- *     trace}
+ * @param headers more headers of the INVOKE event (a redrive's, decision 0018)
  */
 record Invocation(
     String executionId,
@@ -29,25 +28,13 @@ record Invocation(
     boolean viaKafka,
     boolean trace,
     boolean backups,
-    String traceparent) {
-  Invocation(
-      String executionId,
-      String app,
-      String workflow,
-      String entryGrain,
-      byte[] input,
-      boolean sync,
-      boolean viaKafka,
-      boolean trace,
-      boolean backups) {
-    this(executionId, app, workflow, entryGrain, input, sync, viaKafka, trace, backups, null);
-  }
-
+    java.util.Map<String, String> headers) {
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);
     Objects.requireNonNull(workflow, "workflow");
     Names.requireGrain(entryGrain);
     Objects.requireNonNull(input, "input");
+    headers = java.util.Map.copyOf(headers);
   }
 }

@@ -161,7 +161,7 @@ final class Invoker {
 
   /** Tracing headers (sand_worker.trace) when the invocation asked for its timing. */
   private static Map<String, String> headers(Invocation invocation) {
-    Map<String, String> headers = new HashMap<>();
+    Map<String, String> headers = new HashMap<>(invocation.headers());
     if (invocation.trace()) {
       headers.put("trace", "[]");
       // epoch seconds with microseconds, the unit the grain instances use
@@ -169,9 +169,6 @@ final class Invoker {
       headers.put(
           "t_frontend_in",
           String.format(Locale.ROOT, "%d.%06d", now.getEpochSecond(), now.getNano() / 1000));
-    }
-    if (invocation.traceparent() != null) {
-      headers.put(Topics.TRACEPARENT_HEADER, invocation.traceparent());
     }
     return headers;
   }

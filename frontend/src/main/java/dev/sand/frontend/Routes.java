@@ -38,6 +38,7 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code POST /v1/apps/{app}/invoke}: {@link InvokeRoute}
  *   <li>{@code GET /v1/executions/{id}}: the status document in Redis, else the execution's record
  *       in Cassandra (through the host agent)
+ *   <li>{@code POST /v1/executions/{id}/stop}, {@code .../redrive}: {@link ExecutionControl}
  *   <li>{@code GET|POST /v1/apps}, {@code GET|DELETE /v1/apps/{app}}, {@code GET
  *       /v1/apps/{app}/logs}: forwarded to the host agent by {@link AgentProxy}
  * </ul>
@@ -57,6 +58,7 @@ final class Routes extends Handler.Abstract {
   private final Authenticator auth;
   private final FrontendPeers peers;
   private final String secret;
+  private final ExecutionControl control;
   private final FrontendMetrics metrics;
   private final MetricsRoute metricsRoute;
 
@@ -66,17 +68,8 @@ final class Routes extends Handler.Abstract {
       InvokeRoute invoke,
       Authenticator auth,
       FrontendPeers peers,
-      String secret) {
-    this(identity, hosts, invoke, auth, peers, secret, new FrontendMetrics());
-  }
-
-  Routes(
-      Supplier<Map<String, Object>> identity,
-      HostLinks hosts,
-      InvokeRoute invoke,
-      Authenticator auth,
-      FrontendPeers peers,
       String secret,
+      ExecutionControl control,
       FrontendMetrics metrics) {
     this.identity = identity;
     this.hosts = hosts;
@@ -84,6 +77,7 @@ final class Routes extends Handler.Abstract {
     this.auth = auth;
     this.peers = peers;
     this.secret = secret;
+    this.control = control;
     this.metrics = metrics;
     this.metricsRoute = new MetricsRoute(metrics, auth, secret);
   }
@@ -151,6 +145,18 @@ final class Routes extends Handler.Abstract {
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
       if (allowed(method, response, callback, path, "GET")) {
         execution(parts.get(2), caller, request, response, callback);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "executions"))
+        && "stop".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "POST")) {
+        control.stop(parts.get(2), caller, request, response, callback);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "executions"))
+        && "redrive".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "POST")) {
+        control.redrive(parts.get(2), caller, response, callback);
       }
     } else if (parts.equals(List.of("v1", "whoami"))) {
       if (allowed(method, response, callback, path, "GET")) {
