@@ -196,7 +196,7 @@ def test_timeout_is_counted(client: SandClient, cluster_config: ClusterConfig, a
 
 
 def test_scrapes_without_credentials_are_refused(
-    cluster: Supervisor, cluster_config: ClusterConfig
+    client: SandClient, cluster_config: ClusterConfig
 ) -> None:
     """A frontend's /metrics needs the agents' secret or an admin's token (through nginx
     too), an agent's the secret; refused scrapes are counted as auth failures."""
@@ -213,6 +213,7 @@ def test_scrapes_without_credentials_are_refused(
     admin = {"Authorization": f"Bearer {admin_token(cluster_config)}"}
     through_nginx = requests.get(f"{gateway}/metrics", headers=admin, timeout=10)
     assert through_nginx.status_code == 200 and "sand_invocations" in through_nginx.text
+    assert "# TYPE sand_http_responses_total counter" in client.metrics()
     url = cluster_config.host_plans[0].agent_url(cluster_config.ports.host_agent)
     assert requests.get(f"{url}/metrics", timeout=10).status_code == 401
     refused = value(frontends(cluster_config), "sand_auth_failures_total", reason="metrics")

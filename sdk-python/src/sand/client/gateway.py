@@ -114,6 +114,14 @@ class SandClient:
         """``HEAD /health``: True when the frontend serves and reaches Redis."""
         return self._send("HEAD", "/health").status_code == 200
 
+    def metrics(self) -> str:
+        """``GET /metrics``: the answering frontend's Prometheus metrics, as text (an
+        admin's token; decision 0019)."""
+        response = self._send("GET", "/metrics")
+        if response.status_code != 200:
+            raise self._error(response)
+        return response.text
+
     # -- applications --------------------------------------------------------------------------
 
     def deploy(

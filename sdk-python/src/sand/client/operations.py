@@ -43,6 +43,7 @@ class Operation:
 OPERATIONS: tuple[Operation, ...] = (
     Operation("GET", "/health", "health", model=Health),
     Operation("HEAD", "/health", "healthy", unmodelled="no body: the status is the answer"),
+    Operation("GET", "/metrics", "metrics", unmodelled="Prometheus text format, for scrapers"),
     Operation("GET", "/v1/whoami", "whoami", model=Identity),
     Operation("GET", "/v1/users", "users", model=User, envelope="users"),
     Operation("POST", "/v1/users", "create_user", {"name": "name", "role": "role"}, model=User),
