@@ -60,7 +60,7 @@ def test_stop_fromTheCli_abortsARunningExecution_andTheClientReadsIt(
     assert doc.finished_ms is not None and doc.started_ms is not None
     assert doc.finished_ms >= doc.started_ms
     again = sand(client, cluster_config, "stop", started.execution_id)
-    assert again.exit_code == 1
+    assert again.exit_code == 2
     assert "HTTP 409" in again.stderr and "ABORTED" in again.stderr
     with pytest.raises(Conflict) as refused:
         client.stop(started.execution_id)
@@ -80,7 +80,7 @@ def test_unknownExecution_isNotFound_namingTheId(
         assert UNKNOWN in missing.value.server_message, missing.value
     for command in ("stop", "redrive"):
         result = sand(client, cluster_config, command, UNKNOWN)
-        assert result.exit_code == 1, result.stderr
+        assert result.exit_code == 2, result.stderr
         assert UNKNOWN in result.stderr and "HTTP 404" in result.stderr
 
 

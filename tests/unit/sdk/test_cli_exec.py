@@ -1,6 +1,6 @@
 """`sand executions`, `sand execution show`, `sand stop` and `sand redrive` against the twin:
 tables and timelines with the server's text unmangled (markup escaped), --json for machines,
-exit 1 with the server's message for a refusal, exit 2 for a usage error."""
+exit 2 with the server's message for a refusal or for a usage error (as every command)."""
 
 from __future__ import annotations
 
@@ -115,16 +115,16 @@ def test_executionShow_saysWhenTheHistoryWasCut(
     assert json.loads(run(seeded, "execution", "show", seeded.failed, "--json").stdout)["truncated"]
 
 
-def test_executionShow_unknownId_exits1_namingIt(seeded: Seeded) -> None:
+def test_executionShow_unknownId_exits2_namingIt(seeded: Seeded) -> None:
     result = run(seeded, "execution", "show", "nope")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no execution 'nope' is recorded" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_executionShow_ofAnotherUsersExecution_isNotFound(seeded: Seeded) -> None:
     result = run(seeded, "execution", "show", seeded.admins)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert f"no execution '{seeded.admins}' is recorded" in result.stderr
 
 
@@ -143,9 +143,9 @@ def test_stop_abortsARunningExecution(seeded: Seeded) -> None:
     assert seeded.sand.store.requests[-1].body == {"cause": "wrong [input]"}
 
 
-def test_stop_ofAFinishedExecution_exits1_withTheConflict(seeded: Seeded) -> None:
+def test_stop_ofAFinishedExecution_exits2_withTheConflict(seeded: Seeded) -> None:
     result = run(seeded, "stop", seeded.succeeded)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "HTTP 409" in result.stderr
     assert f"execution '{seeded.succeeded}' has already finished: it is SUCCEEDED" in (
         result.stderr
@@ -159,15 +159,15 @@ def test_redrive_ofAFailedExecution_isRunningAgain(seeded: Seeded) -> None:
     assert f"sand execution show {seeded.failed}" in result.stderr
 
 
-def test_redrive_ofASucceededExecution_exits1_sayingWhy(seeded: Seeded) -> None:
+def test_redrive_ofASucceededExecution_exits2_sayingWhy(seeded: Seeded) -> None:
     result = run(seeded, "redrive", seeded.succeeded)
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "only a FAILED or ABORTED execution can be redriven" in result.stderr
 
 
-def test_redrive_unknownId_exits1_namingIt(seeded: Seeded) -> None:
+def test_redrive_unknownId_exits2_namingIt(seeded: Seeded) -> None:
     result = run(seeded, "redrive", "gone-1")
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "no execution 'gone-1' is recorded" in result.stderr
 
 

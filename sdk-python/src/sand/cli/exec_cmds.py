@@ -1,9 +1,10 @@
 """Executions on the cluster: list them, show one with its per-state timeline, stop one,
 redrive one (issue 13).
 
-Exit status: 0 done; 1 the API refused (its message on stderr: an unknown id, a finished
-execution stopped, a succeeded one redriven); 2 a usage error (click's). Every string the
-server sent is escaped before it reaches rich, so ``[a-z]+`` in an error prints as is.
+Exit status as every command's (``sand.cli.output``): 0 done; 2 the API refused (its message
+on stderr, JSON under ``--json``: an unknown id, a finished execution stopped, a succeeded one
+redriven) or a usage error. Every string the server sent is escaped before it reaches rich, so
+``[a-z]+`` in an error prints as is.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from rich.table import Table
 
 from sand import timeline
 from sand.cli.api import client, stderr, url_option
+from sand.cli.output import emit_json, error_exit, json_option
 from sand.client import Execution, ExecutionSummary, HistoryEvent, SandApiError, SandClient
 from sand.contracts import ExecutionStatus
 
@@ -39,8 +41,6 @@ STATUS_STYLE: dict[str, str] = {
 _RELATIVE = re.compile(r"(\d+)([smhd])")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
 
 def _out() -> Console:
     # piped output is not cut to 80 columns; a terminal gets its own width
@@ -48,7 +48,7 @@ def _out() -> Console:
 
 
 def _call(call: Callable[[], T]) -> T:
-    """``call()``, or exit 1 with the server's refusal on stderr."""
+    """``call()``, or exit 2 with the server's refusal on stderr."""
     try:
         return call()
     except SandApiError as exc:
@@ -56,13 +56,11 @@ def _call(call: Callable[[], T]) -> T:
 
 
 def _refused(exc: SandApiError) -> NoReturn:
-    stderr().print(f"[red]error:[/red] {escape(str(exc))}")
-    raise SystemExit(1)
+    error_exit(str(exc), 2, status=exc.status)
 
 
 def _print_json(doc: Any) -> None:
-    # plain print: machine-readable text is never wrapped or styled
-    print(json.dumps(doc, indent=2))
+    emit_json(doc)
 
 
 # -- formatting ------------------------------------------------------------------------------
