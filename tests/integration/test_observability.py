@@ -195,6 +195,23 @@ def test_timeout_is_counted(client: SandClient, cluster_config: ClusterConfig, a
     )
 
 
+def test_stop_is_counted_by_the_frontend(
+    client: SandClient, cluster_config: ClusterConfig, app: str
+) -> None:
+    """A stopped execution ends ABORTED on the frontend, not through a host agent: the
+    frontend counts the stop by its status."""
+    before = frontends(cluster_config)
+    execution_id = client.invoke(app, {"how": "sleep", "seconds": 1.5}, wait=False).execution_id
+    assert client.stop(execution_id).status == "ABORTED"
+    after = frontends(cluster_config)
+    labels = {"action": "stop", "status": "200"}
+    assert (
+        value(after, "sand_execution_controls_total", **labels)
+        - value(before, "sand_execution_controls_total", **labels)
+        == 1
+    )
+
+
 def test_scrapes_without_credentials_are_refused(
     client: SandClient, cluster_config: ClusterConfig
 ) -> None:

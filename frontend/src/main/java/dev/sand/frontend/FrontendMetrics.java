@@ -20,6 +20,8 @@ import org.eclipse.jetty.util.Callback;
  *       become a label)
  *   <li>{@code sand_invocation_duration_seconds{app,mode}}: from the request to its answer; for a
  *       synchronous call that is end to end (the result, or 202 after its timeout)
+ *   <li>{@code sand_execution_controls_total{action,status}}: stops and redrives (a stopped
+ *       execution ends here, ABORTED, not through a host agent)
  *   <li>{@code sand_auth_failures_total{reason}}: refused bearer tokens and refused scrapes
  * </ul>
  *
@@ -65,6 +67,15 @@ final class FrontendMetrics {
           .labelNames("app", "mode")
           .classicOnly()
           .classicUpperBounds(LATENCY_BOUNDS_S)
+          .withoutExemplars()
+          .register(registry);
+  private final Counter controls =
+      Counter.builder()
+          .name("sand_execution_controls")
+          .help(
+              "Stops (ended ABORTED; they do not pass a host agent) and redrives of executions, by"
+                  + " action and status code")
+          .labelNames("action", "status")
           .withoutExemplars()
           .register(registry);
   private final Counter authFailures =
@@ -136,6 +147,26 @@ final class FrontendMetrics {
           .labelValues(status == 404 || status == 401 ? "" : app, Integer.toString(status))
           .inc();
     }
+  }
+
+  /**
+   * {@code callback} of a stop or redrive ({@code action}): counted by its status when it
+   * completes.
+   */
+  Callback control(String action, Response response, Callback callback) {
+    return new Callback.Nested(callback) {
+      @Override
+      public void succeeded() {
+        controls.labelValues(action, Integer.toString(response.getStatus())).inc();
+        super.succeeded();
+      }
+
+      @Override
+      public void failed(Throwable x) {
+        controls.labelValues(action, Integer.toString(response.getStatus())).inc();
+        super.failed(x);
+      }
+    };
   }
 
   /** Counts one response of this frontend. */

@@ -150,13 +150,15 @@ final class Routes extends Handler.Abstract {
         && parts.subList(0, 2).equals(List.of("v1", "executions"))
         && "stop".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "POST")) {
-        control.stop(parts.get(2), caller, request, response, callback);
+        control.stop(
+            parts.get(2), caller, request, response, metrics.control("stop", response, callback));
       }
     } else if (parts.size() == 4
         && parts.subList(0, 2).equals(List.of("v1", "executions"))
         && "redrive".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "POST")) {
-        control.redrive(parts.get(2), caller, response, callback);
+        control.redrive(
+            parts.get(2), caller, response, metrics.control("redrive", response, callback));
       }
     } else if (parts.equals(List.of("v1", "whoami"))) {
       if (allowed(method, response, callback, path, "GET")) {
