@@ -23,7 +23,7 @@ class WorkerCountersTest {
 
   private static String render(WorkerCounters counters) throws IOException {
     Families families = new Families();
-    AgentMetrics.workerCounters(families, "shop", "resize", counters);
+    LocalBusReadings.workerCounters(families, "shop", "resize", counters);
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     PrometheusTextFormatWriter.create().write(out, new MetricSnapshots(families.snapshots()));
     return out.toString(StandardCharsets.UTF_8);
