@@ -38,6 +38,7 @@ final class LocalBusReadings {
     this.failed = failed;
   }
 
+  /** Adds the readings of the host and of {@code apps} (each deployed app → its grains). */
   void collect(Families families, Map<String, List<String>> apps) {
     try {
       byte[] agent = bytes(Keys.agent(hostId));
