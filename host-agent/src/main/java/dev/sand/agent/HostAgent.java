@@ -4,6 +4,7 @@ import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.EventLoops;
 import dev.sand.agent.bus.GlobalBus;
+import dev.sand.agent.bus.HistoryRecorder;
 import dev.sand.agent.bus.ResultRecorder;
 import dev.sand.agent.data.DataRequests;
 import dev.sand.agent.data.GlobalData;
@@ -105,6 +106,7 @@ public final class HostAgent implements AutoCloseable {
   private volatile EventLoops loops;
   private volatile GlobalBus globalBus;
   private volatile ResultRecorder recorder;
+  private volatile HistoryRecorder historyRecorder;
   private volatile DataRequests dataRequests;
   private volatile Thread appSync;
   private volatile boolean running = true;
@@ -133,6 +135,7 @@ public final class HostAgent implements AutoCloseable {
     Ownership ownership = new Ownership(cassandra);
     AppsHandler apps = new AppsHandler(() -> deployer, ownership);
     ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
+    ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
     AccessHandler access = new AccessHandler(cassandra, wiring.clock());
     InternalAuth auth = new InternalAuth(config.hostAgent().secret());
     Handler router =
@@ -164,6 +167,9 @@ public final class HostAgent implements AutoCloseable {
             }
             if (AccessHandler.owns(path)) {
               return access.handle(request, response, callback);
+            }
+            if (ExecutionNamesHandler.owns(path)) {
+              return names.handle(request, response, callback);
             }
             return ExecutionsHandler.owns(path)
                 ? executions.handle(request, response, callback)
@@ -351,6 +357,11 @@ public final class HostAgent implements AutoCloseable {
                         config.kafka(), "sand-results-" + config.hostId(), clients.cassandra());
                 results.start();
                 recorder = results;
+                HistoryRecorder history =
+                    new HistoryRecorder(
+                        config.kafka(), "sand-history-" + config.hostId(), clients.cassandra());
+                history.start();
+                historyRecorder = history;
                 DataRequests requests =
                     new DataRequests(
                         clients.redis(),
@@ -458,6 +469,10 @@ public final class HostAgent implements AutoCloseable {
     if (results != null) {
       all.putAll(results.counters());
     }
+    HistoryRecorder history = historyRecorder;
+    if (history != null) {
+      all.putAll(history.counters());
+    }
     DataRequests requests = dataRequests;
     if (requests != null) {
       all.putAll(requests.counters());
@@ -483,6 +498,10 @@ public final class HostAgent implements AutoCloseable {
     ResultRecorder results = recorder;
     if (results != null) {
       results.close();
+    }
+    HistoryRecorder history = historyRecorder;
+    if (history != null) {
+      history.close();
     }
     DataRequests requests = dataRequests;
     if (requests != null) {

@@ -1,0 +1,431 @@
+package dev.sand.store.cassandra;
+
+import com.datastax.oss.driver.api.core.ConsistencyLevel;
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DriverException;
+import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.ResultSet;
+import com.datastax.oss.driver.api.core.cql.Row;
+import dev.sand.contracts.ExecutionStatus;
+import dev.sand.store.ExecutionEnd;
+import dev.sand.store.ExecutionQuery;
+import dev.sand.store.ExecutionRecord;
+import dev.sand.store.ExecutionStart;
+import dev.sand.store.ExecutionSummary;
+import dev.sand.store.NameClaim;
+import dev.sand.store.StoreException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Execution records (decision 0018, "Recording and reading"): the row per execution ({@link
+ * CassandraSchema#EXECUTIONS}), the listing per application and day ({@link
+ * CassandraSchema#EXECUTIONS_BY_APP}) and the names of idempotent starts ({@link
+ * CassandraSchema#EXECUTION_NAMES}). Every write carries the configured retention as its TTL.
+ *
+ * <p><b>Order without coordination.</b> Starts come from the history topic, ends from the results
+ * topic, each recorded by whichever host holds the partition: either may arrive first. The status
+ * is written {@code USING TIMESTAMP} of the event that set it (a start at its time in µs, an end at
+ * its time + 999 µs so that an end in the same millisecond wins), so a late RUNNING never
+ * overwrites a final status and a redrive (later) overwrites the old end. After writing its part,
+ * each recorder reads the merged row back and writes the listing row from it, with the timestamp of
+ * the row's status: whichever reads last writes the complete row, an earlier stale copy loses. The
+ * listing row's key needs the start time, so an execution whose start was never recorded (an app
+ * with {@code history: false}) has a row by id and no listing row.
+ *
+ * <p>Reads are blocking and throw {@link StoreException}; writes return stages that complete on the
+ * driver's thread. LOCAL_QUORUM throughout, so a write is seen by the read that follows it.
+ * Thread-safe.
+ */
+public final class ExecutionTable {
+  private static final ConsistencyLevel CONSISTENCY = ConsistencyLevel.LOCAL_QUORUM;
+  // a listing reads one (app, day) partition in pages of this many rows
+  private static final int LIST_PAGE = 200;
+  // an end in the same millisecond as its start still wins (see the class comment)
+  private static final long END_TIMESTAMP_OFFSET_US = 999;
+
+  private final CqlSession session;
+  private final String keyspace;
+  private final String where;
+  private final int ttlSeconds;
+  private final int retentionDays;
+  private final Clock clock;
+  private final Map<String, PreparedStatement> prepared = new ConcurrentHashMap<>();
+
+  ExecutionTable(
+      CqlSession session, String keyspace, String where, int retentionDays, Clock clock) {
+    this.session = session;
+    this.keyspace = keyspace;
+    this.where = where;
+    this.retentionDays = retentionDays;
+    this.ttlSeconds = retentionDays * 86_400;
+    this.clock = clock;
+  }
+
+  // -- writes ------------------------------------------------------------------------------------
+
+  /**
+   * Records that each execution of {@code starts} is RUNNING (started or redriven), then its
+   * listing row. Prepares statements on first use (blocking, once).
+   */
+  public CompletionStage<Void> recordStarts(List<ExecutionStart> starts) {
+    PreparedStatement start = prepare(START);
+    PreparedStatement redrive = prepare(REDRIVE);
+    prepareRelist();
+    List<CompletableFuture<?>> all = new ArrayList<>();
+    for (ExecutionStart s : starts) {
+      long timestamp = s.at().toEpochMilli() * 1000;
+      BoundStatement write =
+          s.redriven()
+              ? redrive.bind(
+                  ttlSeconds,
+                  timestamp,
+                  s.app(),
+                  s.workflow(),
+                  ExecutionStatus.RUNNING.name(),
+                  s.redriveCount(),
+                  s.executionId())
+              : start.bind(
+                  ttlSeconds,
+                  timestamp,
+                  s.app(),
+                  s.workflow(),
+                  ExecutionStatus.RUNNING.name(),
+                  s.input(),
+                  s.name(),
+                  s.at(),
+                  s.redriveCount(),
+                  s.executionId());
+      all.add(writeThenRelist(write, s.executionId()));
+    }
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  /** Records how each execution of {@code ends} ended, then its listing row. */
+  public CompletionStage<Void> recordEnds(List<ExecutionEnd> ends) {
+    PreparedStatement end = prepare(END);
+    prepareRelist();
+    List<CompletableFuture<?>> all = new ArrayList<>();
+    for (ExecutionEnd e : ends) {
+      long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
+      all.add(
+          writeThenRelist(
+              end.bind(
+                  ttlSeconds,
+                  timestamp,
+                  e.app(),
+                  e.workflow(),
+                  e.status().name(),
+                  e.output(),
+                  e.error(),
+                  e.cause(),
+                  e.finishedAt(),
+                  e.executionId()),
+              e.executionId()));
+    }
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  private CompletableFuture<Void> writeThenRelist(BoundStatement write, String executionId) {
+    return execute(write).thenCompose(done -> relist(executionId)).toCompletableFuture();
+  }
+
+  /** Writes the listing row of {@code executionId} from its merged row (see the class comment). */
+  private CompletionStage<Void> relist(String executionId) {
+    return execute(prepare(READ_FOR_LISTING).bind(executionId))
+        .thenCompose(
+            rows -> {
+              Row row = rows.one();
+              if (row == null
+                  || row.getInstant("started_at") == null
+                  || row.getString("app") == null
+                  || row.getString("status") == null) {
+                return CompletableFuture.completedFuture(null);
+              }
+              Instant started = row.getInstant("started_at");
+              return execute(
+                      prepare(LIST)
+                          .bind(
+                              ttlSeconds,
+                              row.getLong("status_written"),
+                              row.getString("workflow"),
+                              row.getString("status"),
+                              row.getString("name"),
+                              row.getInstant("finished_at"),
+                              row.getString("error"),
+                              row.getString("cause"),
+                              row.isNull("redrive_count") ? 0 : row.getInt("redrive_count"),
+                              row.getString("app"),
+                              day(started),
+                              started,
+                              executionId))
+                  .thenApply(ignored -> null);
+            });
+  }
+
+  private void prepareRelist() {
+    prepare(READ_FOR_LISTING);
+    prepare(LIST);
+  }
+
+  // -- names -------------------------------------------------------------------------------------
+
+  /**
+   * Claims {@code name} of {@code app} for {@code executionId} (a lightweight transaction: of two
+   * concurrent claims exactly one wins). Blocking.
+   *
+   * @param inputSha256 the SHA-256 (hex) of the execution's input, kept to tell a repeated start
+   *     from a conflicting one
+   * @throws StoreException when Cassandra does not answer
+   */
+  public NameClaim claimName(String app, String name, String executionId, String inputSha256) {
+    Row row =
+        run(prepare(CLAIM_NAME)
+                .bind(app, name, executionId, inputSha256, clock.instant(), ttlSeconds)
+                .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL))
+            .one();
+    if (row == null || row.getBoolean("[applied]")) {
+      return new NameClaim(executionId, inputSha256, true);
+    }
+    return new NameClaim(row.getString("execution_id"), row.getString("input_sha256"), false);
+  }
+
+  /**
+   * Gives {@code name} of {@code app} back when {@code executionId} still holds it (its start could
+   * not be queued). Blocking.
+   *
+   * @throws StoreException when Cassandra does not answer
+   */
+  public void releaseName(String app, String name, String executionId) {
+    run(
+        prepare(RELEASE_NAME)
+            .bind(app, name, executionId)
+            .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL));
+  }
+
+  // -- reads -------------------------------------------------------------------------------------
+
+  /**
+   * The record of {@code executionId}, or empty when neither its start nor its end is recorded.
+   * Blocking.
+   *
+   * @throws StoreException when no node answers
+   */
+  public Optional<ExecutionRecord> find(String executionId) {
+    Row row = run(prepare(FIND).bind(executionId)).one();
+    if (row == null || row.getString("status") == null) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new ExecutionRecord(
+            row.getString("execution_id"),
+            row.getString("app"),
+            row.getString("workflow"),
+            ExecutionStatus.valueOf(row.getString("status")),
+            row.getString("input"),
+            row.getString("output"),
+            row.getString("error"),
+            row.getString("cause"),
+            row.getString("name"),
+            row.getInstant("started_at"),
+            row.getInstant("finished_at"),
+            row.isNull("redrive_count") ? 0 : row.getInt("redrive_count"),
+            !row.isNull("history_truncated") && row.getBoolean("history_truncated")));
+  }
+
+  /**
+   * One page of {@code query}: newest first, merged over its applications, day by day from the
+   * cursor (or today) back to {@code since} or the retention window. Costs one query per
+   * application and day visited, plus more pages where a status filter skips rows. Blocking.
+   *
+   * @throws StoreException when no node answers
+   */
+  public ExecutionQuery.Page list(ExecutionQuery query) {
+    int want = query.limit() + 1; // one more tells whether a next page exists
+    List<ExecutionSummary> found = new ArrayList<>();
+    long today = LocalDate.now(clock.withZone(ZoneOffset.UTC)).toEpochDay();
+    // a host whose clock runs ahead may have started something "tomorrow"
+    long first =
+        query.after().isPresent()
+            ? day(Instant.ofEpochMilli(query.after().get().startedMs()))
+            : today + 1;
+    long last = today - retentionDays;
+    if (query.since().isPresent()) {
+      last = Math.max(last, day(query.since().get()));
+    }
+    Comparator<ExecutionSummary> newestFirst =
+        Comparator.comparing(ExecutionSummary::startedAt)
+            .thenComparing(ExecutionSummary::executionId)
+            .reversed();
+    List<String> apps = query.apps().stream().sorted().toList();
+    for (long day = first; day >= last && found.size() < want; day--) {
+      List<ExecutionSummary> ofDay = new ArrayList<>();
+      for (String app : apps) {
+        ofDay.addAll(scan(app, (int) day, query, want - found.size()));
+      }
+      ofDay.sort(newestFirst);
+      found.addAll(ofDay.subList(0, Math.min(ofDay.size(), want - found.size())));
+    }
+    if (found.size() > query.limit()) {
+      List<ExecutionSummary> page = found.subList(0, query.limit());
+      return new ExecutionQuery.Page(page, Optional.of(page.get(page.size() - 1).cursor()));
+    }
+    return new ExecutionQuery.Page(found, Optional.empty());
+  }
+
+  /** Up to {@code max} rows of one (app, day) partition that {@code query} selects, in order. */
+  private List<ExecutionSummary> scan(String app, int day, ExecutionQuery query, int max) {
+    BoundStatement select =
+        query.after().isPresent()
+            ? prepare(LIST_AFTER)
+                .bind(
+                    app,
+                    day,
+                    Instant.ofEpochMilli(query.after().get().startedMs()),
+                    query.after().get().executionId())
+            : prepare(LIST_ALL).bind(app, day);
+    List<ExecutionSummary> rows = new ArrayList<>();
+    // the driver fetches the partition's further pages while the loop goes on
+    for (Row row : run(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))) {
+      Instant started = row.getInstant("started_at");
+      if (query.since().isPresent() && started.isBefore(query.since().get())) {
+        break; // rows are newest first: the rest are older still
+      }
+      ExecutionStatus status = ExecutionStatus.valueOf(row.getString("status"));
+      if (query.status().isPresent() && query.status().get() != status) {
+        continue;
+      }
+      rows.add(
+          new ExecutionSummary(
+              row.getString("execution_id"),
+              app,
+              row.getString("workflow"),
+              status,
+              row.getString("name"),
+              started,
+              row.getInstant("finished_at"),
+              row.getString("error"),
+              row.getString("cause"),
+              row.isNull("redrive_count") ? 0 : row.getInt("redrive_count")));
+      if (rows.size() >= max) {
+        break;
+      }
+    }
+    return rows;
+  }
+
+  /** The listing partition ({@code day} = days since the epoch, UTC) a start time falls in. */
+  static int day(Instant at) {
+    return (int) LocalDate.ofInstant(at, ZoneOffset.UTC).toEpochDay();
+  }
+
+  // -- statements --------------------------------------------------------------------------------
+
+  private static final String START =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " input = ?, name = ?, started_at = ?, redrive_count = ? WHERE execution_id = ?";
+  // a redrive keeps the input, name and start (the listing row's key) and clears the old end
+  private static final String REDRIVE =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " redrive_count = ?, output = null, error = null, cause = null, finished_at = null"
+          + " WHERE execution_id = ?";
+  private static final String END =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " output = ?, error = ?, cause = ?, finished_at = ? WHERE execution_id = ?";
+  private static final String READ_FOR_LISTING =
+      "SELECT app, workflow, status, WRITETIME(status) AS status_written, name, started_at,"
+          + " finished_at, error, cause, redrive_count FROM %s.executions WHERE execution_id = ?";
+  private static final String LIST =
+      "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
+          + " name = ?, finished_at = ?, error = ?, cause = ?, redrive_count = ?"
+          + " WHERE app = ? AND day = ? AND started_at = ? AND execution_id = ?";
+  private static final String FIND =
+      "SELECT execution_id, app, workflow, status, input, output, error, cause, name, started_at,"
+          + " finished_at, redrive_count, history_truncated FROM %s.executions"
+          + " WHERE execution_id = ?";
+  private static final String LIST_COLUMNS =
+      "SELECT execution_id, workflow, status, name, started_at, finished_at, error, cause,"
+          + " redrive_count FROM %s.executions_by_app WHERE app = ? AND day = ?";
+  private static final String LIST_ALL = LIST_COLUMNS;
+  private static final String LIST_AFTER =
+      LIST_COLUMNS + " AND (started_at, execution_id) < (?, ?)";
+  private static final String CLAIM_NAME =
+      "INSERT INTO %s.execution_names (app, name, execution_id, input_sha256, claimed_at)"
+          + " VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?";
+  private static final String RELEASE_NAME =
+      "DELETE FROM %s.execution_names WHERE app = ? AND name = ? IF execution_id = ?";
+
+  private PreparedStatement prepare(String template) {
+    return prepared.computeIfAbsent(
+        template,
+        t -> {
+          try {
+            return session.prepare(String.format(t, keyspace));
+          } catch (DriverException e) {
+            throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
+          }
+        });
+  }
+
+  private CompletionStage<AsyncResultSet> execute(BoundStatement statement) {
+    try {
+      return session.executeAsync(statement.setConsistencyLevel(CONSISTENCY));
+    } catch (DriverException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  private ResultSet run(BoundStatement statement) {
+    try {
+      return session.execute(statement.setConsistencyLevel(CONSISTENCY));
+    } catch (DriverException e) {
+      throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The statements that make and migrate this class's tables in {@code keyspace}. */
+  static List<String> schema(String keyspace) {
+    return List.of(
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "name text"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "started_at timestamp"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "redrive_count int"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "history_count int"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "history_truncated boolean"),
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + CassandraSchema.EXECUTIONS_BY_APP
+            + " (app text, day int, started_at timestamp, execution_id text, workflow text,"
+            + " status text, name text, finished_at timestamp, error text, cause text,"
+            + " redrive_count int, PRIMARY KEY ((app, day), started_at, execution_id))"
+            + " WITH CLUSTERING ORDER BY (started_at DESC, execution_id DESC)",
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + CassandraSchema.EXECUTION_HISTORY
+            + " (execution_id text, at_ms bigint, batch text, idx int, event text,"
+            + " PRIMARY KEY ((execution_id), at_ms, batch, idx))",
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + CassandraSchema.EXECUTION_NAMES
+            + " (app text, name text, execution_id text, input_sha256 text, claimed_at timestamp,"
+            + " PRIMARY KEY ((app, name)))");
+  }
+
+  static String addColumn(String keyspace, String table, String column) {
+    return "ALTER TABLE " + keyspace + "." + table + " ADD IF NOT EXISTS " + column;
+  }
+}
