@@ -19,6 +19,9 @@ from typing import Any
 from sand import contracts
 from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_for, plan_hosts
 
+# the longest retention of execution records (the Java side checks the same bound)
+MAX_RETENTION_DAYS = 3650
+
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
 _BACKENDS = ("docker", "process")
@@ -82,6 +85,7 @@ class ClusterConfig:
     sandbox_tmp_size_mb: int = 64
     host_count: int = 1  # [cluster] hosts
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
+    execution_retention_days: int = 30  # [executions] retention_days
 
     @property
     def bridge(self) -> Bridge | None:
@@ -316,7 +320,21 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_tmp_size_mb=int(_positive("sandbox.tmp_size_mb", sb["tmp_size_mb"])),
         host_count=_host_count(c["hosts"]),
         subnet=_subnet(c["subnet"]),
+        execution_retention_days=_retention_days(raw["executions"]["retention_days"]),
     )
+
+
+def _retention_days(value: Any) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not 1 <= value <= MAX_RETENTION_DAYS
+    ):
+        raise ConfigError(
+            "executions.retention_days must be a whole number of days from 1 to "
+            f"{MAX_RETENTION_DAYS}, got {value!r}"
+        )
+    return value
 
 
 def _host_count(value: Any) -> int:

@@ -16,6 +16,7 @@ import java.util.Objects;
  *     of the local bus
  * @param trace whether the caller asked for per-grain timing
  * @param backups whether the app's events are backed up to the global bus
+ * @param name the client-chosen name of an idempotent start ({@code ?name=}), or null
  */
 record Invocation(
     String executionId,
@@ -26,12 +27,27 @@ record Invocation(
     boolean sync,
     boolean viaKafka,
     boolean trace,
-    boolean backups) {
+    boolean backups,
+    String name) {
   Invocation {
     Names.requireExecutionId(executionId);
     Names.requireApp(app);
     Objects.requireNonNull(workflow, "workflow");
     Names.requireGrain(entryGrain);
     Objects.requireNonNull(input, "input");
+  }
+
+  /** An invocation without a name. */
+  Invocation(
+      String executionId,
+      String app,
+      String workflow,
+      String entryGrain,
+      byte[] input,
+      boolean sync,
+      boolean viaKafka,
+      boolean trace,
+      boolean backups) {
+    this(executionId, app, workflow, entryGrain, input, sync, viaKafka, trace, backups, null);
   }
 }
