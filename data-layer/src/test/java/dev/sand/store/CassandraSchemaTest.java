@@ -77,7 +77,7 @@ class CassandraSchemaTest {
             history ->
                 assertThat(history)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.execution_history ")
-                    .contains("PRIMARY KEY ((execution_id), at_ms, batch, idx)"),
+                    .contains("PRIMARY KEY ((execution_id), at_ms, message, idx)"),
             names ->
                 assertThat(names)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.execution_names ")

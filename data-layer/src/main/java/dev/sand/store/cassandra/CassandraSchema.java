@@ -18,7 +18,7 @@ import java.util.List;
  *       <td>{@code ((app, day), started_at DESC, execution_id DESC)}</td>
  *       <td>the listing of an application's executions per UTC day, newest first: workflow,
  *       status, name, finished_at, error, cause, redrive_count (see {@link ExecutionTable})</td></tr>
- *   <tr><td>{@code execution_history}</td><td>{@code ((execution_id), at_ms, batch, idx)}</td>
+ *   <tr><td>{@code execution_history}</td><td>{@code ((execution_id), at_ms, message, idx)}</td>
  *       <td>the history events of an execution in order, as JSON text (see {@link
  *       HistoryTable})</td></tr>
  *   <tr><td>{@code execution_names}</td><td>{@code ((app, name))}</td>

@@ -415,8 +415,8 @@ public final class ExecutionTable {
             + keyspace
             + "."
             + CassandraSchema.EXECUTION_HISTORY
-            + " (execution_id text, at_ms bigint, batch text, idx int, event text,"
-            + " PRIMARY KEY ((execution_id), at_ms, batch, idx))",
+            + " (execution_id text, at_ms bigint, message text, idx int, event text,"
+            + " PRIMARY KEY ((execution_id), at_ms, message, idx))",
         "CREATE TABLE IF NOT EXISTS "
             + keyspace
             + "."

@@ -148,7 +148,7 @@ public final class HistoryTable {
           new HistoryEntry(
               executionId,
               row.getLong("at_ms"),
-              row.getString("batch"),
+              row.getString("message"),
               row.getInt("idx"),
               row.getString("event")));
     }
@@ -165,7 +165,7 @@ public final class HistoryTable {
   }
 
   private static final String INSERT =
-      "INSERT INTO %s.execution_history (execution_id, at_ms, batch, idx, event)"
+      "INSERT INTO %s.execution_history (execution_id, at_ms, message, idx, event)"
           + " VALUES (?, ?, ?, ?, ?) USING TTL ?";
   private static final String COUNT =
       "UPDATE %s.executions USING TTL ? SET history_count = ? WHERE execution_id = ?";
@@ -175,10 +175,10 @@ public final class HistoryTable {
   private static final String READ_COUNT =
       "SELECT history_count, history_truncated FROM %s.executions WHERE execution_id = ?";
   private static final String PAGE =
-      "SELECT at_ms, batch, idx, event FROM %s.execution_history WHERE execution_id = ? LIMIT ?";
+      "SELECT at_ms, message, idx, event FROM %s.execution_history WHERE execution_id = ? LIMIT ?";
   private static final String PAGE_AFTER =
-      "SELECT at_ms, batch, idx, event FROM %s.execution_history WHERE execution_id = ?"
-          + " AND (at_ms, batch, idx) > (?, ?, ?) LIMIT ?";
+      "SELECT at_ms, message, idx, event FROM %s.execution_history WHERE execution_id = ?"
+          + " AND (at_ms, message, idx) > (?, ?, ?) LIMIT ?";
 
   private PreparedStatement prepare(String template) {
     return prepared.computeIfAbsent(

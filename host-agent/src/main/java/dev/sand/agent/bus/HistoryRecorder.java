@@ -74,10 +74,11 @@ public final class HistoryRecorder implements AutoCloseable {
       entries.addAll(recorded.entries());
       starts.addAll(recorded.starts());
     }
-    return store
-        .history()
-        .record(entries)
-        .thenCompose(done -> store.executions().recordStarts(starts));
+    // both on this thread (they prepare statements, which the driver's threads must not) and
+    // independent of each other: the events and the rows of their executions
+    return java.util.concurrent.CompletableFuture.allOf(
+        store.history().record(entries).toCompletableFuture(),
+        store.executions().recordStarts(starts).toCompletableFuture());
   }
 
   private static List<Recorded> read(byte[] raw) {
