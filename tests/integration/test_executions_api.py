@@ -480,3 +480,43 @@ def test_namedStart_sameInputIsTheSameExecution_otherInputIs409(api: Api, app: s
     bad = api.invoke(app, {"name": "x"}, name="-starts-with-dash")
     assert bad.status_code == 400, bad.text
     assert "name must be 1 to 128 letters, digits" in bad.json()["error"]
+
+
+def test_history_keepsAtMost10000Events_andSaysTruncated(
+    api: Api, app: str, agent_queue: Callable[[EventMessage], None]
+) -> None:
+    """An execution that emits more than the cap keeps its first 10,000 events, in order,
+    and its history says truncated."""
+    execution_id = uuid.uuid4().hex
+    t0 = now_ms()
+    agent_queue(_history(execution_id, app, [_started(execution_id, app, t0, {})]))
+    for message in range(11):  # 11,000 more: 1,000 per message
+        events = [
+            {
+                "type": "WaitEnded",
+                "at_ms": t0 + 1 + message * 1000 + i,
+                "execution_id": execution_id,
+                "state": "W",
+                "path": "",
+            }
+            for i in range(1000)
+        ]
+        agent_queue(_history(execution_id, app, events))
+
+    def whole() -> list[dict[str, Any]] | None:
+        events: list[dict[str, Any]] = []
+        page: str | None = None
+        while True:
+            params = {"limit": "1000", **({"page": page} if page else {})}
+            body = api.get(f"/v1/executions/{execution_id}/history", **params).json()
+            if "events" not in body:
+                return None
+            events += body["events"]
+            page = body["next_page"]
+            if page is None:
+                return events if body["truncated"] else None
+
+    events = _eventually(whole, "a truncated history")
+    assert len(events) == 10_000
+    assert events[0]["type"] == "ExecutionStarted"
+    assert [e["at_ms"] for e in events[1:]] == list(range(t0 + 1, t0 + 10_000))

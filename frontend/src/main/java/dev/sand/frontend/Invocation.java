@@ -36,18 +36,4 @@ record Invocation(
     Names.requireGrain(entryGrain);
     Objects.requireNonNull(input, "input");
   }
-
-  /** An invocation without a name. */
-  Invocation(
-      String executionId,
-      String app,
-      String workflow,
-      String entryGrain,
-      byte[] input,
-      boolean sync,
-      boolean viaKafka,
-      boolean trace,
-      boolean backups) {
-    this(executionId, app, workflow, entryGrain, input, sync, viaKafka, trace, backups, null);
-  }
 }

@@ -282,29 +282,29 @@ final class Routes extends Handler.Abstract {
   /** An execution's history: the agent reads it (and checks who may see it). */
   private void history(
       String id, Caller caller, Request request, Response response, Callback callback) {
+    if (validExecutionId(id, response, callback)) {
+      hosts.agent().forward(request, response, callback, caller);
+    }
+  }
+
+  /** True when {@code id} can name an execution; otherwise answers 404 as for a missing one. */
+  private static boolean validExecutionId(String id, Response response, Callback callback) {
     try {
       Names.requireExecutionId(id);
+      return true;
     } catch (IllegalArgumentException e) {
       JsonHttp.error(
           response,
           callback,
           HttpStatus.NOT_FOUND_404,
           "no execution '" + id + "': " + e.getMessage());
-      return;
+      return false;
     }
-    hosts.agent().forward(request, response, callback, caller);
   }
 
   private void execution(
       String id, Caller caller, Request request, Response response, Callback callback) {
-    try {
-      Names.requireExecutionId(id);
-    } catch (IllegalArgumentException e) {
-      JsonHttp.error(
-          response,
-          callback,
-          HttpStatus.NOT_FOUND_404,
-          "no execution '" + id + "': " + e.getMessage());
+    if (!validExecutionId(id, response, callback)) {
       return;
     }
     // The document is in the Redis of the host that ran the execution's last grain (a RUNNING

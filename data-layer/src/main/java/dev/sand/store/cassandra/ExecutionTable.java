@@ -6,7 +6,6 @@ import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
 import com.datastax.oss.driver.api.core.cql.BoundStatement;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
-import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.store.ExecutionEnd;
@@ -23,11 +22,9 @@ import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Execution records (decision 0018, "Recording and reading"): the row per execution ({@link
@@ -50,25 +47,22 @@ import java.util.concurrent.ConcurrentHashMap;
  * Thread-safe.
  */
 public final class ExecutionTable {
-  private static final ConsistencyLevel CONSISTENCY = ConsistencyLevel.LOCAL_QUORUM;
+  private static final ConsistencyLevel CONSISTENCY = Statements.CONSISTENCY;
   // a listing reads one (app, day) partition in pages of this many rows
   private static final int LIST_PAGE = 200;
   // an end in the same millisecond as its start still wins (see the class comment)
   private static final long END_TIMESTAMP_OFFSET_US = 999;
 
   private final CqlSession session;
-  private final String keyspace;
-  private final String where;
   private final int ttlSeconds;
   private final int retentionDays;
   private final Clock clock;
-  private final Map<String, PreparedStatement> prepared = new ConcurrentHashMap<>();
+  private final Statements statements;
 
   ExecutionTable(
       CqlSession session, String keyspace, String where, int retentionDays, Clock clock) {
     this.session = session;
-    this.keyspace = keyspace;
-    this.where = where;
+    this.statements = new Statements(session, keyspace, where);
     this.retentionDays = retentionDays;
     this.ttlSeconds = retentionDays * 86_400;
     this.clock = clock;
@@ -81,8 +75,8 @@ public final class ExecutionTable {
    * listing row. Prepares statements on first use (blocking, once).
    */
   public CompletionStage<Void> recordStarts(List<ExecutionStart> starts) {
-    PreparedStatement start = prepare(START);
-    PreparedStatement redrive = prepare(REDRIVE);
+    PreparedStatement start = statements.prepare(START);
+    PreparedStatement redrive = statements.prepare(REDRIVE);
     prepareRelist();
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (ExecutionStart s : starts) {
@@ -115,7 +109,7 @@ public final class ExecutionTable {
 
   /** Records how each execution of {@code ends} ended, then its listing row. */
   public CompletionStage<Void> recordEnds(List<ExecutionEnd> ends) {
-    PreparedStatement end = prepare(END);
+    PreparedStatement end = statements.prepare(END);
     prepareRelist();
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (ExecutionEnd e : ends) {
@@ -144,7 +138,7 @@ public final class ExecutionTable {
 
   /** Writes the listing row of {@code executionId} from its merged row (see the class comment). */
   private CompletionStage<Void> relist(String executionId) {
-    return execute(prepare(READ_FOR_LISTING).bind(executionId))
+    return execute(statements.prepare(READ_FOR_LISTING).bind(executionId))
         .thenCompose(
             rows -> {
               Row row = rows.one();
@@ -156,7 +150,8 @@ public final class ExecutionTable {
               }
               Instant started = row.getInstant("started_at");
               return execute(
-                      prepare(LIST)
+                      statements
+                          .prepare(LIST)
                           .bind(
                               ttlSeconds,
                               row.getLong("status_written"),
@@ -176,8 +171,8 @@ public final class ExecutionTable {
   }
 
   private void prepareRelist() {
-    prepare(READ_FOR_LISTING);
-    prepare(LIST);
+    statements.prepare(READ_FOR_LISTING);
+    statements.prepare(LIST);
   }
 
   // -- names -------------------------------------------------------------------------------------
@@ -192,9 +187,12 @@ public final class ExecutionTable {
    */
   public NameClaim claimName(String app, String name, String executionId, String inputSha256) {
     Row row =
-        run(prepare(CLAIM_NAME)
-                .bind(app, name, executionId, inputSha256, clock.instant(), ttlSeconds)
-                .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL))
+        statements
+            .run(
+                statements
+                    .prepare(CLAIM_NAME)
+                    .bind(app, name, executionId, inputSha256, clock.instant(), ttlSeconds)
+                    .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL))
             .one();
     if (row == null || row.getBoolean("[applied]")) {
       return new NameClaim(executionId, inputSha256, true);
@@ -209,8 +207,9 @@ public final class ExecutionTable {
    * @throws StoreException when Cassandra does not answer
    */
   public void releaseName(String app, String name, String executionId) {
-    run(
-        prepare(RELEASE_NAME)
+    statements.run(
+        statements
+            .prepare(RELEASE_NAME)
             .bind(app, name, executionId)
             .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL));
   }
@@ -224,7 +223,7 @@ public final class ExecutionTable {
    * @throws StoreException when no node answers
    */
   public Optional<ExecutionRecord> find(String executionId) {
-    Row row = run(prepare(FIND).bind(executionId)).one();
+    Row row = statements.run(statements.prepare(FIND).bind(executionId)).one();
     if (row == null || row.getString("status") == null) {
       return Optional.empty();
     }
@@ -289,16 +288,17 @@ public final class ExecutionTable {
   private List<ExecutionSummary> scan(String app, int day, ExecutionQuery query, int max) {
     BoundStatement select =
         query.after().isPresent()
-            ? prepare(LIST_AFTER)
+            ? statements
+                .prepare(LIST_AFTER)
                 .bind(
                     app,
                     day,
                     Instant.ofEpochMilli(query.after().get().startedMs()),
                     query.after().get().executionId())
-            : prepare(LIST_ALL).bind(app, day);
+            : statements.prepare(LIST_ALL).bind(app, day);
     List<ExecutionSummary> rows = new ArrayList<>();
     // the driver fetches the partition's further pages while the loop goes on
-    for (Row row : run(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))) {
+    for (Row row : statements.run(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))) {
       Instant started = row.getInstant("started_at");
       if (query.since().isPresent() && started.isBefore(query.since().get())) {
         break; // rows are newest first: the rest are older still
@@ -367,31 +367,11 @@ public final class ExecutionTable {
   private static final String RELEASE_NAME =
       "DELETE FROM %s.execution_names WHERE app = ? AND name = ? IF execution_id = ?";
 
-  private PreparedStatement prepare(String template) {
-    return prepared.computeIfAbsent(
-        template,
-        t -> {
-          try {
-            return session.prepare(String.format(t, keyspace));
-          } catch (DriverException e) {
-            throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
-          }
-        });
-  }
-
   private CompletionStage<AsyncResultSet> execute(BoundStatement statement) {
     try {
       return session.executeAsync(statement.setConsistencyLevel(CONSISTENCY));
     } catch (DriverException e) {
       return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  private ResultSet run(BoundStatement statement) {
-    try {
-      return session.execute(statement.setConsistencyLevel(CONSISTENCY));
-    } catch (DriverException e) {
-      throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
     }
   }
 

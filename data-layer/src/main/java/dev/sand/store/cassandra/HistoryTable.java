@@ -2,11 +2,9 @@ package dev.sand.store.cassandra;
 
 import com.datastax.oss.driver.api.core.ConsistencyLevel;
 import com.datastax.oss.driver.api.core.CqlSession;
-import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
-import com.datastax.oss.driver.api.core.cql.Statement;
 import dev.sand.store.HistoryEntry;
 import dev.sand.store.StoreException;
 import java.util.ArrayList;
@@ -15,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Executions' history events ({@link CassandraSchema#EXECUTION_HISTORY}): one partition per
@@ -36,16 +33,14 @@ public final class HistoryTable {
   /** The most events recorded per execution (API contract of issue 13). */
   public static final int DEFAULT_CAP = 10_000;
 
-  private static final ConsistencyLevel CONSISTENCY = ConsistencyLevel.LOCAL_QUORUM;
+  private static final ConsistencyLevel CONSISTENCY = Statements.CONSISTENCY;
   // how many executions' counts are remembered between batches
   private static final int KNOWN_COUNTS = 10_000;
 
   private final CqlSession session;
-  private final String keyspace;
-  private final String where;
   private final int ttlSeconds;
   private final int cap;
-  private final Map<String, PreparedStatement> prepared = new ConcurrentHashMap<>();
+  private final Statements statements;
   private final Map<String, Integer> counts =
       java.util.Collections.synchronizedMap(
           new LinkedHashMap<>(16, 0.75f, true) {
@@ -59,8 +54,7 @@ public final class HistoryTable {
 
   HistoryTable(CqlSession session, String keyspace, String where, int ttlSeconds, int cap) {
     this.session = session;
-    this.keyspace = keyspace;
-    this.where = where;
+    this.statements = new Statements(session, keyspace, where);
     this.ttlSeconds = ttlSeconds;
     this.cap = cap;
   }
@@ -76,9 +70,9 @@ public final class HistoryTable {
     for (HistoryEntry entry : entries) {
       byExecution.computeIfAbsent(entry.executionId(), id -> new ArrayList<>()).add(entry);
     }
-    PreparedStatement insert = prepare(INSERT);
-    PreparedStatement count = prepare(COUNT);
-    PreparedStatement countTruncated = prepare(COUNT_TRUNCATED);
+    PreparedStatement insert = statements.prepare(INSERT);
+    PreparedStatement count = statements.prepare(COUNT);
+    PreparedStatement countTruncated = statements.prepare(COUNT_TRUNCATED);
     List<Batches.Write> writes = new ArrayList<>();
     Map<String, Integer> after = new LinkedHashMap<>();
     try {
@@ -125,7 +119,7 @@ public final class HistoryTable {
     if (count != null) {
       return count;
     }
-    Row row = run(prepare(READ_COUNT).bind(executionId)).one();
+    Row row = statements.run(statements.prepare(READ_COUNT).bind(executionId)).one();
     return row == null || row.isNull("history_count") ? 0 : row.getInt("history_count");
   }
 
@@ -138,9 +132,10 @@ public final class HistoryTable {
   public HistoryEntry.Page page(String executionId, HistoryEntry.Cursor after, int limit) {
     ResultSet rows =
         after == null
-            ? run(prepare(PAGE).bind(executionId, limit + 1))
-            : run(
-                prepare(PAGE_AFTER)
+            ? statements.run(statements.prepare(PAGE).bind(executionId, limit + 1))
+            : statements.run(
+                statements
+                    .prepare(PAGE_AFTER)
                     .bind(executionId, after.atMs(), after.batch(), after.index(), limit + 1));
     List<HistoryEntry> entries = new ArrayList<>();
     for (Row row : rows) {
@@ -152,7 +147,7 @@ public final class HistoryTable {
               row.getInt("idx"),
               row.getString("event")));
     }
-    Row count = run(prepare(READ_COUNT).bind(executionId)).one();
+    Row count = statements.run(statements.prepare(READ_COUNT).bind(executionId)).one();
     boolean truncated =
         count != null
             && !count.isNull("history_truncated")
@@ -179,24 +174,4 @@ public final class HistoryTable {
   private static final String PAGE_AFTER =
       "SELECT at_ms, message, idx, event FROM %s.execution_history WHERE execution_id = ?"
           + " AND (at_ms, message, idx) > (?, ?, ?) LIMIT ?";
-
-  private PreparedStatement prepare(String template) {
-    return prepared.computeIfAbsent(
-        template,
-        t -> {
-          try {
-            return session.prepare(String.format(t, keyspace));
-          } catch (DriverException e) {
-            throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
-          }
-        });
-  }
-
-  private ResultSet run(Statement<?> statement) {
-    try {
-      return session.execute(statement.setConsistencyLevel(CONSISTENCY));
-    } catch (DriverException e) {
-      throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
-    }
-  }
 }
