@@ -70,12 +70,11 @@ final class ExecutionNamesHandler extends Handler.Abstract {
     }
     try {
       if ("DELETE".equals(method)) {
-        store.executions().releaseName(claim.app, claim.name, claim.executionId);
+        store.names().release(claim.app, claim.name, claim.executionId);
         JsonHttp.send(response, callback, 200, Map.of("released", true));
         return true;
       }
-      NameClaim held =
-          store.executions().claimName(claim.app, claim.name, claim.executionId, claim.sha256);
+      NameClaim held = store.names().claim(claim.app, claim.name, claim.executionId, claim.sha256);
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("execution_id", held.executionId());
       body.put("claimed", held.claimed());

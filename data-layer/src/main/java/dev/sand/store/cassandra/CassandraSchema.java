@@ -53,6 +53,7 @@ public final class CassandraSchema {
     List<String> all = new java.util.ArrayList<>(tables(keyspace));
     all.addAll(AccessTable.schema(keyspace));
     all.addAll(ExecutionTable.schema(keyspace));
+    all.addAll(NameTable.schema(keyspace));
     return List.copyOf(all);
   }
 

@@ -35,6 +35,7 @@ public final class CassandraStore implements AutoCloseable {
   private final AccessTable access;
   private final ExecutionTable executions;
   private final HistoryTable history;
+  private final NameTable names;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
     this.config = config;
@@ -48,6 +49,14 @@ public final class CassandraStore implements AutoCloseable {
     this.history =
         new HistoryTable(
             session, config.keyspace(), where, config.retentionSeconds(), HistoryTable.DEFAULT_CAP);
+    this.names =
+        new NameTable(
+            session, config.keyspace(), where, config.retentionSeconds(), Clock.systemUTC());
+  }
+
+  /** The names of idempotent starts. */
+  public NameTable names() {
+    return names;
   }
 
   /** Execution records, their listing and the names of idempotent starts. */

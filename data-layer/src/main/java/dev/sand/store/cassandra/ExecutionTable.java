@@ -13,7 +13,6 @@ import dev.sand.store.ExecutionQuery;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.ExecutionStart;
 import dev.sand.store.ExecutionSummary;
-import dev.sand.store.NameClaim;
 import dev.sand.store.StoreException;
 import java.time.Clock;
 import java.time.Instant;
@@ -29,8 +28,7 @@ import java.util.concurrent.CompletionStage;
 /**
  * Execution records (decision 0018, "Recording and reading"): the row per execution ({@link
  * CassandraSchema#EXECUTIONS}), the listing per application and day ({@link
- * CassandraSchema#EXECUTIONS_BY_APP}) and the names of idempotent starts ({@link
- * CassandraSchema#EXECUTION_NAMES}). Every write carries the configured retention as its TTL.
+ * CassandraSchema#EXECUTIONS_BY_APP}). Every write carries the configured retention as its TTL.
  *
  * <p><b>Order without coordination.</b> Starts come from the history topic, ends from the results
  * topic, each recorded by whichever host holds the partition: either may arrive first. The status
@@ -58,11 +56,13 @@ public final class ExecutionTable {
   private final int retentionDays;
   private final Clock clock;
   private final Statements statements;
+  private final String where;
 
   ExecutionTable(
       CqlSession session, String keyspace, String where, int retentionDays, Clock clock) {
     this.session = session;
     this.statements = new Statements(session, keyspace, where);
+    this.where = where;
     this.retentionDays = retentionDays;
     this.ttlSeconds = retentionDays * 86_400;
     this.clock = clock;
@@ -175,45 +175,6 @@ public final class ExecutionTable {
     statements.prepare(LIST);
   }
 
-  // -- names -------------------------------------------------------------------------------------
-
-  /**
-   * Claims {@code name} of {@code app} for {@code executionId} (a lightweight transaction: of two
-   * concurrent claims exactly one wins). Blocking.
-   *
-   * @param inputSha256 the SHA-256 (hex) of the execution's input, kept to tell a repeated start
-   *     from a conflicting one
-   * @throws StoreException when Cassandra does not answer
-   */
-  public NameClaim claimName(String app, String name, String executionId, String inputSha256) {
-    Row row =
-        statements
-            .run(
-                statements
-                    .prepare(CLAIM_NAME)
-                    .bind(app, name, executionId, inputSha256, clock.instant(), ttlSeconds)
-                    .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL))
-            .one();
-    if (row == null || row.getBoolean("[applied]")) {
-      return new NameClaim(executionId, inputSha256, true);
-    }
-    return new NameClaim(row.getString("execution_id"), row.getString("input_sha256"), false);
-  }
-
-  /**
-   * Gives {@code name} of {@code app} back when {@code executionId} still holds it (its start could
-   * not be queued). Blocking.
-   *
-   * @throws StoreException when Cassandra does not answer
-   */
-  public void releaseName(String app, String name, String executionId) {
-    statements.run(
-        statements
-            .prepare(RELEASE_NAME)
-            .bind(app, name, executionId)
-            .setSerialConsistencyLevel(ConsistencyLevel.LOCAL_SERIAL));
-  }
-
   // -- reads -------------------------------------------------------------------------------------
 
   /**
@@ -247,7 +208,8 @@ public final class ExecutionTable {
   /**
    * One page of {@code query}: newest first, merged over its applications, day by day from the
    * cursor (or today) back to {@code since} or the retention window. Costs one query per
-   * application and day visited, plus more pages where a status filter skips rows. Blocking.
+   * application and day visited (a day's queries in parallel), plus more pages where a status
+   * filter skips rows. Blocking.
    *
    * @throws StoreException when no node answers
    */
@@ -270,12 +232,18 @@ public final class ExecutionTable {
             .reversed();
     List<String> apps = query.apps().stream().sorted().toList();
     for (long day = first; day >= last && found.size() < want; day--) {
-      List<ExecutionSummary> ofDay = new ArrayList<>();
+      // the day's partitions of every app at once: one round trip per day, not per app and day
+      int need = want - found.size();
+      List<CompletableFuture<List<ExecutionSummary>>> scans = new ArrayList<>();
       for (String app : apps) {
-        ofDay.addAll(scan(app, (int) day, query, want - found.size()));
+        scans.add(scan(app, (int) day, query, need));
+      }
+      List<ExecutionSummary> ofDay = new ArrayList<>();
+      for (CompletableFuture<List<ExecutionSummary>> scan : scans) {
+        ofDay.addAll(await(scan));
       }
       ofDay.sort(newestFirst);
-      found.addAll(ofDay.subList(0, Math.min(ofDay.size(), want - found.size())));
+      found.addAll(ofDay.subList(0, Math.min(ofDay.size(), need)));
     }
     if (found.size() > query.limit()) {
       List<ExecutionSummary> page = found.subList(0, query.limit());
@@ -285,7 +253,8 @@ public final class ExecutionTable {
   }
 
   /** Up to {@code max} rows of one (app, day) partition that {@code query} selects, in order. */
-  private List<ExecutionSummary> scan(String app, int day, ExecutionQuery query, int max) {
+  private CompletableFuture<List<ExecutionSummary>> scan(
+      String app, int day, ExecutionQuery query, int max) {
     BoundStatement select =
         query.after().isPresent()
             ? statements
@@ -297,11 +266,21 @@ public final class ExecutionTable {
                     query.after().get().executionId())
             : statements.prepare(LIST_ALL).bind(app, day);
     List<ExecutionSummary> rows = new ArrayList<>();
-    // the driver fetches the partition's further pages while the loop goes on
-    for (Row row : statements.run(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))) {
+    return execute(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))
+        .thenCompose(page -> collect(page, app, query, max, rows))
+        .toCompletableFuture();
+  }
+
+  /**
+   * Adds the rows of {@code page} that {@code query} selects to {@code rows}, then those of the
+   * partition's next pages, until {@code max} (on the driver's thread: nothing here blocks).
+   */
+  private static CompletionStage<List<ExecutionSummary>> collect(
+      AsyncResultSet page, String app, ExecutionQuery query, int max, List<ExecutionSummary> rows) {
+    for (Row row : page.currentPage()) {
       Instant started = row.getInstant("started_at");
       if (query.since().isPresent() && started.isBefore(query.since().get())) {
-        break; // rows are newest first: the rest are older still
+        return CompletableFuture.completedFuture(rows); // newest first: the rest are older
       }
       ExecutionStatus status = ExecutionStatus.valueOf(row.getString("status"));
       if (query.status().isPresent() && query.status().get() != status) {
@@ -320,10 +299,26 @@ public final class ExecutionTable {
               row.getString("cause"),
               row.isNull("redrive_count") ? 0 : row.getInt("redrive_count")));
       if (rows.size() >= max) {
-        break;
+        return CompletableFuture.completedFuture(rows);
       }
     }
-    return rows;
+    return page.hasMorePages()
+        ? page.fetchNextPage().thenCompose(next -> collect(next, app, query, max, rows))
+        : CompletableFuture.completedFuture(rows);
+  }
+
+  /**
+   * The value of {@code stage}, waiting for it.
+   *
+   * @throws StoreException when Cassandra refused or did not answer
+   */
+  private <T> T await(CompletableFuture<T> stage) {
+    try {
+      return stage.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new StoreException("cassandra at " + where + ": " + cause.getMessage(), cause);
+    }
   }
 
   /** The listing partition ({@code day} = days since the epoch, UTC) a start time falls in. */
@@ -361,11 +356,6 @@ public final class ExecutionTable {
   private static final String LIST_ALL = LIST_COLUMNS;
   private static final String LIST_AFTER =
       LIST_COLUMNS + " AND (started_at, execution_id) < (?, ?)";
-  private static final String CLAIM_NAME =
-      "INSERT INTO %s.execution_names (app, name, execution_id, input_sha256, claimed_at)"
-          + " VALUES (?, ?, ?, ?, ?) IF NOT EXISTS USING TTL ?";
-  private static final String RELEASE_NAME =
-      "DELETE FROM %s.execution_names WHERE app = ? AND name = ? IF execution_id = ?";
 
   private CompletionStage<AsyncResultSet> execute(BoundStatement statement) {
     try {
@@ -396,13 +386,7 @@ public final class ExecutionTable {
             + "."
             + CassandraSchema.EXECUTION_HISTORY
             + " (execution_id text, at_ms bigint, message text, idx int, event text,"
-            + " PRIMARY KEY ((execution_id), at_ms, message, idx))",
-        "CREATE TABLE IF NOT EXISTS "
-            + keyspace
-            + "."
-            + CassandraSchema.EXECUTION_NAMES
-            + " (app text, name text, execution_id text, input_sha256 text, claimed_at timestamp,"
-            + " PRIMARY KEY ((app, name)))");
+            + " PRIMARY KEY ((execution_id), at_ms, message, idx))");
   }
 
   static String addColumn(String keyspace, String table, String column) {
