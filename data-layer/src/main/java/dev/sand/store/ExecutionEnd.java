@@ -14,6 +14,8 @@ import java.time.Instant;
  * @param error the ASL error name when it failed or was aborted, else null
  * @param cause the cause when it failed or was aborted, else null
  * @param finishedAt when it ended
+ * @param startedAt when it was accepted, when its result document says ({@code started_ms}), else
+ *     null: then its listing row waits for its start to be recorded
  */
 public record ExecutionEnd(
     String executionId,
@@ -23,7 +25,8 @@ public record ExecutionEnd(
     String output,
     String error,
     String cause,
-    Instant finishedAt) {
+    Instant finishedAt,
+    Instant startedAt) {
   public ExecutionEnd {
     if (executionId == null || executionId.isBlank()) {
       throw new IllegalArgumentException("execution end: execution id must be non-blank");

@@ -11,7 +11,9 @@ import java.time.Instant;
  * @param workflow its workflow
  * @param input its input JSON (ExecutionStarted), or null (a redrive keeps the recorded input)
  * @param name the client-chosen name of an idempotent start, or null
- * @param at when it started (or was redriven): the event's {@code at_ms}
+ * @param startedAt when it was accepted (the event's {@code started_ms}, else its {@code at_ms}):
+ *     the start time shown and the key of its listing row; a redrive keeps the first start's
+ * @param at when the event happened ({@code at_ms}): the timestamp of the status it writes
  * @param redriveCount 0 for ExecutionStarted, the redrive's number for ExecutionRedriven
  */
 public record ExecutionStart(
@@ -20,6 +22,7 @@ public record ExecutionStart(
     String workflow,
     String input,
     String name,
+    Instant startedAt,
     Instant at,
     int redriveCount) {
   public ExecutionStart {
@@ -29,7 +32,7 @@ public record ExecutionStart(
     if (app == null || app.isBlank()) {
       throw new IllegalArgumentException("execution start " + executionId + ": app is missing");
     }
-    if (at == null) {
+    if (at == null || startedAt == null) {
       throw new IllegalArgumentException("execution start " + executionId + ": time is missing");
     }
     if (redriveCount < 0) {

@@ -99,7 +99,7 @@ public final class ExecutionTable {
                   ExecutionStatus.RUNNING.name(),
                   s.input(),
                   s.name(),
-                  s.at(),
+                  s.startedAt(),
                   s.redriveCount(),
                   s.executionId());
       all.add(writeThenRelist(write, s.executionId()));
@@ -110,13 +110,14 @@ public final class ExecutionTable {
   /** Records how each execution of {@code ends} ended, then its listing row. */
   public CompletionStage<Void> recordEnds(List<ExecutionEnd> ends) {
     PreparedStatement end = statements.prepare(END);
+    PreparedStatement endStarted = statements.prepare(END_STARTED);
     prepareRelist();
     List<CompletableFuture<?>> all = new ArrayList<>();
     for (ExecutionEnd e : ends) {
       long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
-      all.add(
-          writeThenRelist(
-              end.bind(
+      BoundStatement write =
+          e.startedAt() == null
+              ? end.bind(
                   ttlSeconds,
                   timestamp,
                   e.app(),
@@ -126,8 +127,20 @@ public final class ExecutionTable {
                   e.error(),
                   e.cause(),
                   e.finishedAt(),
-                  e.executionId()),
-              e.executionId()));
+                  e.executionId())
+              : endStarted.bind(
+                  ttlSeconds,
+                  timestamp,
+                  e.app(),
+                  e.workflow(),
+                  e.status().name(),
+                  e.output(),
+                  e.error(),
+                  e.cause(),
+                  e.finishedAt(),
+                  e.startedAt(),
+                  e.executionId());
+      all.add(writeThenRelist(write, e.executionId()));
     }
     return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
   }
@@ -339,6 +352,12 @@ public final class ExecutionTable {
   private static final String END =
       "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
           + " output = ?, error = ?, cause = ?, finished_at = ? WHERE execution_id = ?";
+  // a result document that carries the start (the same started_ms its ExecutionStarted event
+  // has) lists the execution without waiting for its start (an app without history has none)
+  private static final String END_STARTED =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " output = ?, error = ?, cause = ?, finished_at = ?, started_at = ?"
+          + " WHERE execution_id = ?";
   private static final String READ_FOR_LISTING =
       "SELECT app, workflow, status, WRITETIME(status) AS status_written, name, started_at,"
           + " finished_at, error, cause, redrive_count FROM %s.executions WHERE execution_id = ?";

@@ -130,6 +130,8 @@ public final class HistoryRecorder implements AutoCloseable {
     String workflow = text(event, "workflow", message.getWorkflow());
     JsonNode input = event.get("input");
     int redrives = event.path("redrive_count").asInt(redriven ? 1 : 0);
+    // the frontend's acceptance (the driver adds it); the event's own time when absent
+    long started = event.path("started_ms").asLong(at);
     try {
       return java.util.Optional.of(
           new ExecutionStart(
@@ -138,6 +140,7 @@ public final class HistoryRecorder implements AutoCloseable {
               workflow,
               redriven || input == null ? null : input.toString(),
               redriven ? null : text(event, "name", null),
+              Instant.ofEpochMilli(started > 0 ? started : at),
               Instant.ofEpochMilli(at),
               redriven ? Math.max(1, redrives) : 0));
     } catch (IllegalArgumentException e) {

@@ -22,9 +22,9 @@ import java.util.function.Supplier;
  * retention.
  *
  * <p>The status is the result document's: SUCCEEDED, FAILED, or ABORTED (an execution stopped on
- * request, an ERROR event whose document says ABORTED). The listing row is found through the start
- * time its ExecutionStarted event recorded ({@code ExecutionTable}: written, read back, listed), so
- * the result document needs no start time.
+ * request, an ERROR event whose document says ABORTED). The listing row is keyed by the start: the
+ * document's {@code started_ms} when it has one, else the start its ExecutionStarted event recorded
+ * ({@code ExecutionTable}: written, read back, listed).
  */
 public final class ResultRecorder implements AutoCloseable {
   private final BatchRecorder<ExecutionEnd> recorder;
@@ -89,7 +89,8 @@ public final class ResultRecorder implements AutoCloseable {
               ok ? output : null,
               ok ? null : error,
               ok ? null : cause,
-              Instant.ofEpochMilli(finished)));
+              Instant.ofEpochMilli(finished),
+              doc != null && doc.startedMs() > 0 ? Instant.ofEpochMilli(doc.startedMs()) : null));
     } catch (IllegalArgumentException e) {
       return Optional.empty(); // no execution id: nothing to record it under
     }

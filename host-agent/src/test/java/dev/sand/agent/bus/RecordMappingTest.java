@@ -61,6 +61,23 @@ class RecordMappingTest {
     assertThat(end.output()).isEqualTo("{\"total\":3}");
     assertThat(end.error()).isNull();
     assertThat(end.finishedAt()).isEqualTo(Instant.ofEpochMilli(2000));
+    assertThat(end.startedAt()).isNull(); // the document has none: the start's record decides
+  }
+
+  /** A document with started_ms keys the listing itself (apps without history are listed). */
+  @Test
+  void resultWithStart_carriesItsStart() {
+    byte[] doc =
+        utf8(
+            "{\"execution_id\":\""
+                + ID
+                + "\",\"status\":\"SUCCEEDED\",\"output\":1,\"started_ms\":1500,"
+                + "\"finished_ms\":2000}");
+
+    ExecutionEnd end =
+        ResultRecorder.toEnd(EventCodec.encode(event(EventKind.RESULT, doc))).orElseThrow();
+
+    assertThat(end.startedAt()).isEqualTo(Instant.ofEpochMilli(1500));
   }
 
   /** An ERROR whose document says ABORTED is recorded ABORTED, not FAILED. */
@@ -112,7 +129,7 @@ class RecordMappingTest {
         "[{\"type\":\"ExecutionStarted\",\"at_ms\":10,\"execution_id\":\""
             + ID
             + "\",\"input\":{\"a\":1},\"workflow\":\"main\",\"app\":\"orders\","
-            + "\"name\":\"order-7\",\"redrive_count\":0},"
+            + "\"name\":\"order-7\",\"redrive_count\":0,\"started_ms\":7},"
             + "{\"type\":\"StateEntered\",\"at_ms\":10,\"state\":\"A\"},"
             + "{\"type\":\"WaitEnded\",\"state\":\"B\"}]";
 
@@ -131,7 +148,14 @@ class RecordMappingTest {
     assertThat(recorded.starts())
         .containsExactly(
             new ExecutionStart(
-                ID, "orders", "main", "{\"a\":1}", "order-7", Instant.ofEpochMilli(10), 0));
+                ID,
+                "orders",
+                "main",
+                "{\"a\":1}",
+                "order-7",
+                Instant.ofEpochMilli(7),
+                Instant.ofEpochMilli(10),
+                0));
   }
 
   /** ExecutionRedriven records a redrive: its count, no input or name (the first start's stay). */
