@@ -317,6 +317,19 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         step("cpu per invocation without backups",
              lambda: sand_series.cpu_per_invocation(cluster, app, profile.hop_n, profile.gap_s),
              results, failures)  # fmt: skip
+    # What recording each execution's history costs (decision 0018): history off here, on in
+    # the series just below (same run, same warmth)
+    with cluster.deployed_without_history(sand_series.HOP_APP) as app:
+        sand_series.warm_up(cluster, app, "one", 200)
+        step("hop without history",
+             lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
+        step("overhead by clients without history",
+             lambda: sand_series.overhead_by_clients(cluster, app, [1], profile.hop_n),
+             results, failures)  # fmt: skip
+        step("cpu per invocation without history",
+             lambda: sand_series.cpu_per_invocation(cluster, app, profile.hop_n, profile.gap_s),
+             results, failures)  # fmt: skip
     # Backups on once more, now that the stack is as warm as it was for the series without:
     # the first series ran on JVMs that had just started, which favours "off" (decision 0014)
     with cluster.deployed(sand_series.HOP_APP) as app:
@@ -346,6 +359,8 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         ("one-grain overhead, backups off", "overhead_nobackup"),
         ("one-grain overhead, on again", "overhead_again"),
         ("hop through kafka", "hop_kafka"),
+        ("local hop, history off", "hop_nohistory"),
+        ("one-grain overhead, history off", "overhead_nohistory"),
     ):
         print(f"{label:<32} {now.get(key + '_p50_ms', float('nan')):>8.2f} "
               f"{now.get(key + '_p99_ms', float('nan')):>8.2f}")  # fmt: skip
@@ -353,13 +368,15 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     reuse = results.get("cpu per invocation (reuse)") or {}
     off = results.get("cpu per invocation without backups") or {}
     again = results.get("cpu per invocation with backups (again)") or {}
+    unrecorded = results.get("cpu per invocation without history") or {}
     print(f"{'CPU ms per call':<32} {'fork per event':>15} {'reuse':>8} {'no backups':>11} "
-          f"{'on again':>9}")  # fmt: skip
+          f"{'no history':>11} {'on again':>9}")  # fmt: skip
     for name in fork or reuse:
         label = "wall time" if name == "wall" else name
         print(f"{label:<32} {fork.get(name, float('nan')):>15.2f} "
               f"{reuse.get(name, float('nan')):>8.2f} "
               f"{off.get(name, float('nan')):>11.2f} "
+              f"{unrecorded.get(name, float('nan')):>11.2f} "
               f"{again.get(name, float('nan')):>9.2f}")  # fmt: skip
     out = ROOT / "build" / "bench-quick.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -370,6 +387,7 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         "cpu_ms_per_call_reuse": reuse,
         "cpu_ms_per_call_without_backups": off,
         "cpu_ms_per_call_with_backups_again": again,
+        "cpu_ms_per_call_without_history": unrecorded,
     }
     out.write_text(json.dumps(doc, indent=1) + "\n")
     console.print(f"wrote {out} in {(time.monotonic() - started) / 60:.1f} min; failed: {failures}")

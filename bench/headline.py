@@ -34,6 +34,7 @@ def figures(r: dict[str, Any]) -> dict[str, float]:
         (" (reuse)", "_reuse"),
         (" without backups", "_nobackup"),
         (" with backups (again)", "_again"),
+        (" without history", "_nohistory"),
     )
     for mode, suffix in modes:
         cpu = r.get(f"cpu per invocation{mode}") or {}

@@ -32,20 +32,35 @@ PIPELINE_APP = ROOT / "examples" / "image-pipeline"
 REUSE_EVENTS = 1000
 
 
-def reuse_variant(app_dir: Path, workdir: Path, events: int = REUSE_EVENTS) -> Path:
-    """A copy of the app under ``workdir``, named ``<name>-reuse``, whose grains all opt in
-    to the reuse mode with ``events_per_instance: events``: the same grains, side by side."""
+def variant(app_dir: Path, workdir: Path, suffix: str, change: Any) -> Path:
+    """A copy of the app under ``workdir``, named ``<name>-<suffix>``, whose manifest
+    ``change`` (a function of the parsed app.yaml) altered: the same grains, side by side."""
     manifest = yaml.safe_load((app_dir / "app.yaml").read_text())
-    name = f"{manifest['name']}-reuse"
+    name = f"{manifest['name']}-{suffix}"
     manifest["name"] = name
-    manifest["grains"] = {
-        grain: {"file": file, "events_per_instance": events}
-        for grain, file in manifest["grains"].items()
-    }
+    change(manifest)
     copy = workdir / name
     shutil.copytree(app_dir, copy)
     (copy / "app.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     return copy
+
+
+def reuse_variant(app_dir: Path, workdir: Path, events: int = REUSE_EVENTS) -> Path:
+    """The app's twin ``<name>-reuse`` whose grains all opt in to the reuse mode with
+    ``events_per_instance: events``."""
+
+    def reuse(manifest: dict[str, Any]) -> None:
+        manifest["grains"] = {
+            grain: {"file": file, "events_per_instance": events}
+            for grain, file in manifest["grains"].items()
+        }
+
+    return variant(app_dir, workdir, "reuse", reuse)
+
+
+def no_history_variant(app_dir: Path, workdir: Path) -> Path:
+    """The app's twin ``<name>-nohist`` that records no execution history (decision 0018)."""
+    return variant(app_dir, workdir, "nohist", lambda manifest: manifest.update(history=False))
 
 
 @dataclass
@@ -87,6 +102,15 @@ class Cluster:
         with (
             tempfile.TemporaryDirectory() as tmp,
             self.deployed(reuse_variant(app_dir, Path(tmp))) as app,
+        ):
+            yield app
+
+    @contextmanager
+    def deployed_without_history(self, app_dir: Path) -> Iterator[str]:
+        """The app's twin that records no history (:func:`no_history_variant`)."""
+        with (
+            tempfile.TemporaryDirectory() as tmp,
+            self.deployed(no_history_variant(app_dir, Path(tmp))) as app,
         ):
             yield app
 

@@ -17,7 +17,7 @@ from enum import IntEnum
 from typing import NoReturn
 
 from sand.app import AppError, AppSpec, load_app
-from sand.grain.runner import GrainLoadError, load_handler
+from sand.grain.runner import load_grain
 
 from sand_worker.config import WorkerConfig, WorkerConfigError
 from sand_worker.instance import Grain
@@ -114,11 +114,14 @@ def _serve(app: AppSpec, name: str, config: WorkerConfig) -> NoReturn:
     code = WorkerExit.CRASHED
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        handler = load_handler(app.grains[name].path, f"sand_grain_{name.replace('-', '_')}")
+        module = f"sand_grain_{name.replace('-', '_')}"
+        handler, broken = load_grain(name, app.grains[name].path, module)
+        if broken is not None:
+            # the worker stays up: each event of this grain fails with States.Runtime
+            # naming the error, and the app's other workflows are unaffected
+            print(f"sand-worker: {broken}; its events fail", file=sys.stderr, flush=True)
         GrainWorker(Grain(app, name, handler), config).run()
         code = WorkerExit.OK
-    except GrainLoadError as exc:
-        print(f"sand-worker: grain '{name}': {exc}", file=sys.stderr, flush=True)
     except BaseException:
         import traceback
 

@@ -41,6 +41,8 @@ def describe(app: AppSpec, cluster_hosts: list[str] | None = None) -> dict[str, 
             name: spec.events_per_instance for name, spec in app.grains.items()
         },
         "default_workflow": app.default_workflow,
+        # whether executions record their per-state history (decision 0018)
+        "history": app.history,
         "workflows": {
             name: {"entry_grain": entry_grain(spec.definition, grains)}
             for name, spec in app.workflows.items()

@@ -8,8 +8,10 @@ died in the middle of a task.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +23,12 @@ from sand import keys
 from sand.app import AppSpec
 from sand.contracts import (
     DATA_HEADER,
+    HEADER_NAME,
     HEADER_PRODUCED,
+    HEADER_REDRIVE_COUNT,
+    HEADER_REDRIVE_INPUT,
+    HEADER_REDRIVE_STATE,
+    HEADER_STARTED_MS,
     RESULT_TTL_S,
     ExecutionStatus,
     result_document,
@@ -32,7 +39,8 @@ from sand.data.redis import RedisDataStore
 from sand.data.written import RecordingDataStore, header_value
 from sand.grain.result import GrainResult, Invocation
 from sand.grain.runner import Handler, invoke
-from sand_workflows.engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
+from sand_workflows import history
+from sand_workflows.engine import Action, Engine, Failed, Finished, Redrive, TaskCall, TimerCall
 from sand_workflows.model import GrainState
 
 from sand_worker.bus import (
@@ -128,6 +136,22 @@ class EventHandler:
         the grain runs, so that a parent can explain this task if the process dies.
         Returns what the grain's run gave, or None when the event ran no grain here."""
         message = decode(raw)
+        recorder = self._recorder()
+        with history.recording(recorder) if recorder is not None else contextlib.nullcontext():
+            return self._handle(message, on_task, recorder)
+
+    def _recorder(self) -> history.Recorder | None:
+        """Where this step's history goes; None when the app records none (decision 0018)."""
+        if not self._grain.app.history:
+            return None
+        return history.Recorder(host=self._config.host_id, pid=os.getpid())
+
+    def _handle(
+        self,
+        message: EventMessage,
+        on_task: Callable[[str, float], None],
+        recorder: history.Recorder | None,
+    ) -> GrainResult | None:
         self._global.take()  # a reused instance: the notes of the previous event are sent
         self._trace = Trace.from_headers(
             message.headers,
@@ -152,10 +176,7 @@ class EventHandler:
             actions, result = self._run(engine, call, message, on_task)
         else:
             if message.kind == EventKind.INVOKE:
-                started = datetime.fromtimestamp(message.created_ms / 1000, UTC)
-                actions = engine.start(
-                    message.execution_id, payload_of(message), started.isoformat()
-                )
+                actions = self._start(engine, message)
             elif message.kind == EventKind.TIMER:
                 actions = engine.timer_fired(message.token)
             else:
@@ -171,8 +192,48 @@ class EventHandler:
                 actions = rest + actions
         self._dispatch(actions, message, out)
         self._finished(message, out)
+        self._history(recorder, message, out)
         out.send(self._client, keys.agent_key(self._config.host_id))
         return result
+
+    def _start(self, engine: Engine, message: EventMessage) -> list[Action]:
+        """Begin the execution of an INVOKE event, or run it again from the state that
+        failed when the event is a redrive (headers ``sand-redrive-*``)."""
+        headers = message.headers or {}
+        started_ms = int(headers.get(HEADER_STARTED_MS) or message.created_ms)
+        started = datetime.fromtimestamp(started_ms / 1000, UTC).isoformat()
+        redrive = None
+        if headers.get(HEADER_REDRIVE_STATE):
+            redrive = Redrive(
+                headers[HEADER_REDRIVE_STATE],
+                json.loads(headers.get(HEADER_REDRIVE_INPUT) or "null"),
+                int(headers.get(HEADER_REDRIVE_COUNT) or 1),
+            )
+        actions = engine.start(message.execution_id, payload_of(message), started, redrive=redrive)
+        history.amend_start(
+            app=message.app, name=headers.get(HEADER_NAME) or None, started_ms=started_ms
+        )
+        return actions
+
+    def _history(
+        self, recorder: history.Recorder | None, message: EventMessage, out: Outbox
+    ) -> None:
+        """This step's history events, as one HISTORY record after everything else for the
+        agent: not counted in the FINISHED copy's ``sand-produced`` (history never holds
+        back a flag), sent to Kafka and Cassandra by the agent off the path."""
+        if recorder is None or not recorder.events:
+            return
+        record = new_event(
+            message,
+            kind=EventKind.HISTORY,
+            source_grain=self._grain.name,
+            target_grain="",
+            payload=dumps(recorder.events),
+            host=self._config.host_id,
+            headers=None,
+            token="",
+        )
+        out.agent.append(encode(record))
 
     def _lost_fan_out(self, engine: Engine, message: EventMessage) -> list[Action] | None:
         """For an event replayed after a host was lost (attempt > 0) whose Parallel/Map
@@ -222,17 +283,44 @@ class EventHandler:
         """Report a task whose process died (timeout kill, signal, exit) to the engine."""
         message = decode(raw)
         engine = self._engine(message)
-        if token is None:
-            actions: list[Action] = [Failed(result.error or "States.Runtime", result.cause or "")]
-        else:
-            actions = engine.task_failed(
-                token, result.error or "States.TaskFailed", result.cause or ""
-            )
-        out = Outbox()
-        self._dispatch(actions, message, out)
+        recorder = self._recorder()
+        with history.recording(recorder) if recorder is not None else contextlib.nullcontext():
+            error = result.error or "States.Runtime"
+            if token is None:
+                actions: list[Action] = [Failed(error, result.cause or "")]
+                history.emit_execution(
+                    "ExecutionFailed", message.execution_id, error=error, cause=result.cause or ""
+                )
+            else:
+                actions = engine.task_failed(
+                    token, result.error or "States.TaskFailed", result.cause or ""
+                )
+            out = Outbox()
+            self._dispatch(actions, message, out)
         # the event was handled: its failure went through the workflow (Retry, Catch, or the end)
         self._finished(message, out)
+        self._history(recorder, message, out)
         out.send(self._client, keys.agent_key(self._config.host_id))
+
+    def drop(self, raw: bytes) -> None:
+        """End an event of a stopped execution (decision 0018) without handling it: only its
+        FINISHED copy goes out, so no host replays it and nothing follows from it."""
+        message = decode(raw)
+        self._global.take()
+        out = Outbox()
+        self._finished(message, out)
+        out.send(self._client, keys.agent_key(self._config.host_id))
+
+    def _stopped(self, execution_id: str) -> bool:
+        """Whether the execution was stopped on request (exact: asked of Redis). Made once
+        per execution, before its result is written; a stop that lands after this check
+        and before the write loses the race and the execution ends as it ran."""
+        try:
+            key = keys.aborted_key(self._config.app)
+            return self._client.zscore(key, execution_id) is not None
+        except redis.RedisError as exc:
+            log.warning("cannot check whether %s was stopped: %s", execution_id, exc)
+            return False
 
     def _engine(self, message: EventMessage) -> Engine:
         engine = self._engines.get(message.workflow)
@@ -263,6 +351,9 @@ class EventHandler:
         )
         if self._trace is not None:
             self._trace.started()
+        history.emit_for_token(
+            "TaskStarted", call.token, grain=self._grain.name, attempt=message.attempt
+        )
         result = invoke(self._grain.handler, invocation, self._stores)
         if self._trace is not None:
             self._trace.ended()
@@ -330,6 +421,9 @@ class EventHandler:
                 self._finish(action, source, out)
 
     def _finish(self, action: Finished | Failed, source: EventMessage, out: Outbox) -> None:
+        if self._stopped(source.execution_id):
+            history.retract_end()
+            return  # the stop wrote the execution's end (ABORTED)
         trace = self._trace.document() if self._trace is not None else None
         common = {
             "execution_id": source.execution_id,

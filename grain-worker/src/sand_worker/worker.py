@@ -40,7 +40,8 @@ from sand.grain.limits import MemoryWatch
 from sand.grain.pool import Ended, Pool
 from sand.grain.result import GrainError, GrainResult
 
-from sand_worker.bus import connect, warm_up
+from sand_worker.aborts import REFRESH_S, AbortedExecutions
+from sand_worker.bus import connect, decode, warm_up
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
 
@@ -71,6 +72,8 @@ class GrainWorker:
         self._stopping = False
         self._queue = keys.queue_key(config.app, grain.name)
         self._handler: EventHandler | None = None
+        # made before any fork: every instance sees the worker's latest view (decision 0018)
+        self._aborted = AbortedExecutions(config.app)
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
@@ -97,6 +100,7 @@ class GrainWorker:
         gc.collect()
         gc.freeze()
         ready_at = 0.0
+        aborts_at = 0.0
         _log(
             self._grain.name,
             "worker ready",
@@ -112,6 +116,9 @@ class GrainWorker:
                     keys.ready_key(self._config.app, self._grain.name), os.getpid(), ex=READY_TTL_S
                 )
                 ready_at = now + READY_TTL_S / 3
+            if now >= aborts_at:
+                self._stop_aborted(client, pool)
+                aborts_at = now + REFRESH_S
             for ended in pool.wait(TICK_S):
                 self._report(reporter, ended)
         for ended in pool.stop(within_s=SHUTDOWN_S):
@@ -140,10 +147,40 @@ class GrainWorker:
                 return
             idle += 1
 
+    def _stop_aborted(self, client: Redis, pool: Pool) -> None:
+        """Publish the app's stopped executions to the instances, and kill the instances
+        serving one of them now."""
+        try:
+            stopped = self._aborted.refresh(client)
+        except Exception as exc:  # Redis away: the next tick tries again
+            _log(self._grain.name, "cannot read stopped executions", error=str(exc))
+            return
+        if not stopped:
+            return
+        for child in list(pool.children):
+            if child.taken is None or child.killed:
+                continue
+            execution_id = decode(child.taken).execution_id
+            if execution_id in stopped:
+                pool.kill(child)
+                _log(
+                    self._grain.name,
+                    "instance killed: its execution was stopped",
+                    pid=child.pid,
+                    execution=execution_id,
+                )
+
     def _report(self, reporter: EventHandler, ended: Ended) -> None:
         """Fail the task of an instance that took an event and did not end clean."""
         child = ended.child
         if ended.clean or child.taken is None:
+            return
+        if self._aborted.any() and self._aborted.contains(decode(child.taken).execution_id):
+            # killed because its execution was stopped: nothing of it goes on
+            try:
+                reporter.drop(child.taken)
+            except Exception:  # a background loop logs and keeps going
+                traceback.print_exc()
             return
         result = ended.outcome()
         if self._stopping and _terminated(ended.status) and child.result is None:
@@ -196,6 +233,11 @@ class GrainWorker:
             raw = self._take(client, channel, retire_when_idle=served > 0)
             if raw is None:
                 return
+            if self._aborted.any() and self._aborted.contains(decode(raw).execution_id):
+                handler.drop(raw)  # its execution was stopped: the event ends here
+                if served + 1 < limit:
+                    channel.done()
+                continue
             result = handler.handle(raw, on_task=channel.task_started)
             if result is not None and result.error == GrainError.TIMEOUT:
                 return

@@ -17,6 +17,9 @@ and its workflows (definition files in JSON or YAML, native or ASL)::
       memory_mb: 512                 #   per grain instance (enforced by the sandbox)
       max_concurrency: 64            #   grain instances in flight per execution
       payload_kb: 256                #   largest JSON output of one grain invocation
+    history: true                    # optional: record each execution's per-state history
+                                     #   on the cluster (decision 0018); false records only
+                                     #   the end of each execution
     placement:                       # optional (sand.placement); default: every grain on
       hosts: [host-1, host-2]        #   every host. The hosts that run the app
       grains:                        #   grain -> hosts (pinned); unlisted grains run on
@@ -40,16 +43,26 @@ from typing import Any
 
 import yaml
 from sand_workflows import WorkflowError, load_workflow
+from sand_workflows.parsing import load_yaml
 
 from sand import contracts
 from sand.placement import Placement, check_placement, kind_of
+from sand.suggest import did_you_mean
 
 APP_FILE = "app.yaml"
 # Names end up in queue names, Kafka topics and Redis keys: the rules are contracts.
 _NAME_RULES = {"grains": contracts.GRAIN_NAME, "workflows": contracts.WORKFLOW_NAME}
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 DEFAULT_WORKFLOW = "main"
-_TOP_LEVEL_FIELDS = ("name", "grains", "workflows", "requirements", "limits", "placement")
+_TOP_LEVEL_FIELDS = (
+    "name",
+    "grains",
+    "workflows",
+    "requirements",
+    "limits",
+    "history",
+    "placement",
+)
 # Where problems of a placement given at deploy (not in app.yaml) are said to be.
 DEPLOY_REQUEST = "deploy request"
 
@@ -115,6 +128,8 @@ class AppSpec:
     default_workflow: str | None
     # Which hosts run which grains (decision 0013); the default: every grain everywhere.
     placement: Placement = field(default_factory=Placement)
+    # Whether executions record their per-state history on the cluster (decision 0018).
+    history: bool = True
 
     def workflow(self, name: str | None = None) -> WorkflowSpec:
         """The workflow called ``name``, or the default one.
@@ -144,7 +159,8 @@ class AppSpec:
                     AppProblem(
                         f"{self.name}/{APP_FILE}",
                         "workflows",
-                        f"no workflow called '{name}' (the app has: {names})",
+                        f"no workflow called '{name}' (the app has: {names})"
+                        + did_you_mean(name, self.workflows),
                     )
                 ]
             ) from None
@@ -228,6 +244,9 @@ class _AppLoader:
         grain_names = set(grains) | self.declared_grain_names(doc.get("grains"))
         workflows = self.check_workflows(doc.get("workflows"), grain_names)
         placement = self.check_placement(doc, workflows)
+        history = doc.get("history", True)
+        if not isinstance(history, bool):
+            self.problem("history", f"must be true or false, got {history!r}")
         if self.problems:
             raise self.fail()
         assert name is not None
@@ -246,6 +265,7 @@ class _AppLoader:
             limits=limits,
             default_workflow=default,
             placement=placement,
+            history=history,
         )
 
     # -- app.yaml ------------------------------------------------------------------
@@ -266,7 +286,7 @@ class _AppLoader:
             self.problem(None, f"cannot be read: {exc}")
             return None
         try:
-            doc = yaml.safe_load(text)
+            doc = load_yaml(text)  # refuses a key given twice, with its line
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             rule = f"invalid YAML: {exc.problem or exc.context}"

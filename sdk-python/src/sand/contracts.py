@@ -45,6 +45,13 @@ GDATA_MAX_VALUE_BYTES: Final[int] = _c.GDATA_MAX_VALUE_BYTES
 GDATA_TIMEOUT_MS: Final[int] = _c.GDATA_TIMEOUT_MS
 DATA_HEADER: Final[str] = _c.HEADER_DATA
 
+# -- headers of an INVOKE event: idempotent starts and redrives (decision 0018) ----------------
+HEADER_NAME: Final[str] = _c.HEADER_NAME
+HEADER_REDRIVE_STATE: Final[str] = _c.HEADER_REDRIVE_STATE
+HEADER_REDRIVE_INPUT: Final[str] = _c.HEADER_REDRIVE_INPUT
+HEADER_REDRIVE_COUNT: Final[str] = _c.HEADER_REDRIVE_COUNT
+HEADER_STARTED_MS: Final[str] = _c.HEADER_STARTED_MS
+
 
 class Env(StrEnum):
     """The environment of a grain worker, set by the host agent (values are the names)."""

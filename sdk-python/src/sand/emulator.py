@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from sand_workflows import history
 from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, TaskCall, TimerCall
 
 from sand.app import AppSpec, load_app
@@ -45,7 +46,7 @@ from sand.grain.child import ChildSetup
 from sand.grain.context import grain_logger
 from sand.grain.pool import DEFAULT_GRACE_S, Ended, Pool
 from sand.grain.result import GrainResult, Invocation
-from sand.grain.runner import GrainLoadError, Handler, fork_invocation, load_handler
+from sand.grain.runner import Handler, fork_invocation, load_grain
 
 Status = Literal["SUCCEEDED", "FAILED"]
 # The longest the loop sleeps with grains running and no timer pending (the pool
@@ -53,29 +54,15 @@ Status = Literal["SUCCEEDED", "FAILED"]
 _IDLE_WAIT_S = 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class TraceStep:
-    """One step of an emulated execution: a grain invocation or a timer.
-
-    ``kind`` is ``"task"`` (``state`` is the state's name, ``grain`` the grain run)
-    or ``"wait"`` (a Wait state or a retry interval; ``input`` is the delay in s).
-    Times are milliseconds; ``started_ms`` counts from the start of the execution.
-    """
-
-    kind: Literal["task", "wait"]
-    state: str | None
-    grain: str | None
-    input: Any
-    output: Any
-    error: str | None
-    cause: str | None
-    started_ms: float
-    duration_ms: float
+# One event of an execution's history (``sand_workflows.history``): the same keys as the
+# events ``GET /v1/executions/{id}/history`` answers on the cluster.
+HistoryEvent = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
 class EmulationResult:
-    """How an emulated execution ended, with every step it took (in completion order)."""
+    """How an emulated execution ended, with its history: every event of every state
+    (``steps``, in order; the event shape of the cluster's history, decision 0018)."""
 
     execution_id: str
     workflow: str
@@ -83,7 +70,7 @@ class EmulationResult:
     output: Any = None
     error: str | None = None
     cause: str | None = None
-    steps: tuple[TraceStep, ...] = ()
+    steps: tuple[HistoryEvent, ...] = ()
     duration_ms: float = 0.0
 
     @property
@@ -98,7 +85,7 @@ class EmulationResult:
 
 
 class EmulationError(Exception):
-    """The emulation could not start: a grain failed to import, the input is not JSON."""
+    """The emulation could not start: the input is not JSON."""
 
 
 def emulate(
@@ -107,7 +94,7 @@ def emulate(
     workflow: str | None = None,
     *,
     skip_waits: bool = False,
-    trace: Callable[[TraceStep], None] | None = None,
+    trace: Callable[[HistoryEvent], None] | None = None,
     execution_id: str | None = None,
     data: MemoryDataServer | None = None,
     max_concurrency: int | None = None,
@@ -116,11 +103,12 @@ def emulate(
     """Run ``workflow`` (default: the app's default workflow) of the app in ``app_dir``.
 
     Blocks until the execution finishes or fails; the result says which. ``input``
-    is any JSON value. ``trace`` is called with each :class:`TraceStep` as it
-    completes. ``data`` lets a test keep the data layer (it must be started); by
+    is any JSON value. ``trace`` is called with each history event as it is
+    recorded. ``data`` lets a test keep the data layer (it must be started); by
     default each emulation has a fresh one. Grain processes write their stdout to
     stderr. Raises :class:`~sand.app.AppError` for an invalid app and
-    :class:`EmulationError` when a grain cannot be imported or the input is not JSON.
+    :class:`EmulationError` when the input is not JSON. A grain that fails to import
+    fails each of its invocations with ``States.Runtime`` naming the import error.
     """
     try:
         json.dumps(input, allow_nan=False)
@@ -155,7 +143,7 @@ class _Options:
     skip_waits: bool
     max_concurrency: int
     grace_s: float
-    trace: Callable[[TraceStep], None] | None
+    trace: Callable[[HistoryEvent], None] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,15 +183,21 @@ class _Emulation:
         # (due, sequence, token, delay_s, started): the sequence keeps equal dues in order.
         self.timers: list[tuple[float, int, str, float, float]] = []
         self.sequence = 0
-        self.steps: list[TraceStep] = []
+        self.history = history.Recorder(on_event=options.trace, host="emulator")
         self.t0 = time.monotonic()
         self.execution_id = ""
 
     def execute(self, execution_id: str, input: Any) -> EmulationResult:
+        with history.recording(self.history):
+            return self._execute(execution_id, input)
+
+    def _execute(self, execution_id: str, input: Any) -> EmulationResult:
         self.t0 = time.monotonic()
         self.execution_id = execution_id
         try:
+            started_ms = time.time_ns() // 1_000_000
             actions = self.engine.start(execution_id, input, _iso_now())
+            history.amend_start(app=self.app.name, name=None, started_ms=started_ms)
             while True:
                 outcome = self.apply(actions)
                 if outcome is not None:
@@ -246,6 +240,7 @@ class _Emulation:
             invocation = self.invocation(call)
             handler = self.handlers[call.grain]
             child = fork_invocation(self.pool, handler, invocation, self.stores)
+            history.emit_for_token("TaskStarted", call.token, grain=call.grain, pid=child.pid)
             self.running[child.pid] = _Running(call=call, started=child.started)
 
     def invocation(self, call: TaskCall) -> Invocation:
@@ -282,7 +277,7 @@ class _Emulation:
         for end in ended:
             running = self.running.pop(end.child.pid)
             result = end.outcome()
-            self.record_task(running, result)
+            self.log_failure(running, result)
             token = running.call.token
             if result.ok:
                 next_grains = None if result.next_grains is None else list(result.next_grains)
@@ -293,50 +288,18 @@ class _Emulation:
                 )
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
-            _, _, token, delay_s, started = heapq.heappop(self.timers)
-            self.record(
-                TraceStep(
-                    kind="wait",
-                    state=None,
-                    grain=None,
-                    input=delay_s,
-                    output=None,
-                    error=None,
-                    cause=None,
-                    started_ms=(started - self.t0) * 1000,
-                    duration_ms=(now - started) * 1000,
-                )
-            )
+            _, _, token, _, _ = heapq.heappop(self.timers)
             actions.extend(self.engine.timer_fired(token))
         return actions
 
-    def record_task(self, running: _Running, result: GrainResult) -> None:
+    def log_failure(self, running: _Running, result: GrainResult) -> None:
         call = running.call
-        state = call.context.get("State", {}) if isinstance(call.context, dict) else {}
-        self.record(
-            TraceStep(
-                kind="task",
-                state=state.get("Name") if isinstance(state, dict) else None,
-                grain=call.grain,
-                input=call.input,
-                output=result.output if result.ok else None,
-                error=result.error,
-                cause=result.cause,
-                started_ms=(running.started - self.t0) * 1000,
-                duration_ms=result.duration_ms,
-            )
-        )
         if result.error is not None:
             # For the developer, not the workflow: logged where the grain's own logs go.
             logger = grain_logger(self.execution_id, self.app.name, call.grain)
             logger.warning("grain failed with %s: %s", result.error, result.cause)
             if result.traceback:
                 logger.debug("traceback of the failure:\n%s", result.traceback.rstrip())
-
-    def record(self, step: TraceStep) -> None:
-        self.steps.append(step)
-        if self.options.trace is not None:
-            self.options.trace(step)
 
     def result(self, execution_id: str, outcome: Finished | Failed) -> EmulationResult:
         duration_ms = (time.monotonic() - self.t0) * 1000
@@ -346,7 +309,7 @@ class _Emulation:
                 workflow=self.workflow_name,
                 status="SUCCEEDED",
                 output=outcome.output,
-                steps=tuple(self.steps),
+                steps=tuple(self.history.events),
                 duration_ms=duration_ms,
             )
         return EmulationResult(
@@ -355,23 +318,19 @@ class _Emulation:
             status="FAILED",
             error=outcome.error,
             cause=outcome.cause,
-            steps=tuple(self.steps),
+            steps=tuple(self.history.events),
             duration_ms=duration_ms,
         )
 
 
 def _load_handlers(app: AppSpec) -> dict[str, Handler]:
-    """Import every grain once, here in the parent, so that each fork starts warm."""
+    """Import every grain once, here in the parent, so that each fork starts warm. A grain
+    that fails to import fails each of its invocations with States.Runtime (as on the
+    cluster): a workflow that does not use it runs."""
     handlers: dict[str, Handler] = {}
-    problems = []
     for name, grain in app.grains.items():
         module_name = "sand_app_" + re.sub(r"\W", "_", f"{app.name}__{name}")
-        try:
-            handlers[name] = load_handler(grain.path, module_name)
-        except GrainLoadError as exc:
-            problems.append(f"grain '{name}': {exc}")
-    if problems:
-        raise EmulationError("\n".join(problems))
+        handlers[name], _ = load_grain(name, grain.path, module_name)
     return handlers
 
 

@@ -246,3 +246,16 @@ def test_loadApp_grainLongFormMissingFile_namesTheFileField(make_app: AppFactory
     assert problems_of(root) == [
         f"{root}/app.yaml: grains.first.file: file grains/nope.py does not exist"
     ]
+
+
+def test_appYaml_duplicateKey_refusedWithLine(make_app: AppFactory) -> None:
+    """app.yaml with a grain given twice: refused at the second, naming the key."""
+    root = make_app(
+        "name: x\ngrains:\n  a: a.py\n  a: b.py\nworkflows: {main: wf.yaml}\n",
+        {"a.py": "def handle(e, c):\n    return e\n", "wf.yaml": "entry: a\ngrains: {a: {}}\n"},
+    )
+    with pytest.raises(AppError) as caught:
+        load_app(root)
+    assert [str(p) for p in caught.value.problems] == [
+        f"{root}/app.yaml:4:3: invalid YAML: duplicate key 'a' (first given on line 3)"
+    ]

@@ -41,13 +41,14 @@ def test_emulate_failure_printsErrorAndCauseExit1() -> None:
 
 @pytest.mark.timeout(30)
 def test_emulate_trace_printsStepsOnStderr() -> None:
-    """--trace prints each state with its input, output and duration on stderr only."""
+    """--trace prints each history event (state, input, output, duration) on stderr only."""
     code, out, err = invoke("emulate", str(EXAMPLES / "hello"), "--input", HELLO_INPUT, "--trace")
     assert code == 0
     assert json.loads(out) == HELLO_OUTPUT
     for grain in ("normalize", "greet", "shout"):
         assert grain in err
-    assert '"greeting": "Hello, Ada Lovelace!"' in err
+    assert '"greeting":"Hello, Ada Lovelace!"' in err
+    assert "TaskSucceeded" in err and "ExecutionSucceeded" in err
     assert " ms" in err and "SUCCEEDED" in err
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from . import errors
+from . import errors, history
 from .errors import StatesError
 from .intrinsics import evaluate, parse_intrinsic
 from .model import (
@@ -74,11 +74,15 @@ def find(path: Path, data: Any, ctx: Any, field_name: str, state: State) -> Any:
 
 
 def input_path(st: FilterState, raw: Any, ctx: Any) -> Any:
-    return _filter(st.input_path, raw, ctx, "InputPath", st)
+    selected = _filter(st.input_path, raw, ctx, "InputPath", st)
+    history.step("input_path", selected)
+    return selected
 
 
 def output_path(st: FilterState, out: Any, ctx: Any) -> Any:
-    return _filter(st.output_path, out, ctx, "OutputPath", st)
+    selected = _filter(st.output_path, out, ctx, "OutputPath", st)
+    history.step("output_path", selected)
+    return selected
 
 
 def _filter(path: Path | None, data: Any, ctx: Any, field_name: str, st: State) -> Any:
@@ -94,7 +98,9 @@ def parameters(st: TaskState | PassState | ParallelState, selected: Any, ctx: An
     """Parameters applied to the input InputPath selected."""
     if st.parameters is None:
         return selected
-    return payload(st.parameters, selected, ctx)
+    value = payload(st.parameters, selected, ctx)
+    history.step("parameters", value)
+    return value
 
 
 def effective_input(st: TaskState | PassState | ParallelState, raw: Any, ctx: Any) -> Any:
@@ -106,6 +112,7 @@ def apply_result(st: PassState | RecoverableState, raw: Any, result: Any, ctx: A
     """ResultSelector, ResultPath (into the raw input), then OutputPath."""
     if isinstance(st, RecoverableState) and st.result_selector is not None:
         result = payload(st.result_selector, result, ctx)
+        history.step("result_selector", result)
     if st.result_path is None:
         out = raw
     elif st.result_path.steps == ():
@@ -117,6 +124,7 @@ def apply_result(st: PassState | RecoverableState, raw: Any, result: Any, ctx: A
             raise StatesError(
                 errors.RESULT_PATH_MATCH_FAILURE, f"state '{st.name}': {exc}"
             ) from None
+    history.step("result_path", out)
     return output_path(st, out, ctx)
 
 

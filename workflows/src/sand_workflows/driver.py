@@ -7,13 +7,14 @@ Virtual time: timers fire in due order; with ``skip_waits`` no real time passes.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import heapq
 import itertools
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import errors
+from . import errors, history
 from .engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
 from .model import Workflow
 from .store import ExecutionStore, InMemoryStore
@@ -55,13 +56,31 @@ def run(
     store: ExecutionStore | None = None,
     on_action: Callable[[Action], None] | None = None,
     max_actions: int = 100_000,
+    recorder: history.Recorder | None = None,
 ) -> Finished | Failed:
     """Run ``workflow`` to its end, calling ``grains[name](event, context)`` for each task.
 
     An exception from a grain fails the task with error = its class name and cause =
     its message; a task running longer than its ``timeout_s`` fails with States.Timeout
     (the grain's thread is abandoned). Raises RuntimeError if the execution stalls.
+    ``recorder`` receives the execution's history events.
     """
+    with history.recording(recorder) if recorder is not None else contextlib.nullcontext():
+        return _run(
+            workflow, input, grains, skip_waits, execution_id, store, on_action, max_actions
+        )
+
+
+def _run(
+    workflow: Workflow,
+    input: Any,
+    grains: Mapping[str, Grain],
+    skip_waits: bool,
+    execution_id: str,
+    store: ExecutionStore | None,
+    on_action: Callable[[Action], None] | None,
+    max_actions: int,
+) -> Finished | Failed:
     engine = Engine(workflow, store or InMemoryStore())
     shared: dict[str, Any] = {}
     seq = itertools.count()
@@ -108,6 +127,7 @@ def _call(
     if fn is None:
         return engine.task_failed(call.token, errors.TASK_FAILED, f"no grain named '{call.grain}'")
     ctx = GrainContext(execution_id, call.grain, call.context, shared)
+    history.emit_for_token("TaskStarted", call.token, grain=call.grain)
     future = pool.submit(fn, call.input, ctx)
     try:
         output = future.result(timeout=call.timeout_s)

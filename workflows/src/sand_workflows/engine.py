@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from . import errors
+from . import errors, history
 from .actions import Action, Failed, Finished, TaskCall, TimerCall
 from .choice import parse_timestamp
 from .dataflow import (
@@ -70,6 +71,17 @@ from .tokens import (
 
 _S = TypeVar("_S", bound=State)
 
+
+@dataclass(frozen=True, slots=True)
+class Redrive:
+    """Run a failed execution again from ``state`` (top-level), entered with ``input``;
+    ``count`` is this redrive's number (1 for the first)."""
+
+    state: str
+    input: Any
+    count: int
+
+
 __all__ = [
     "Action",
     "Claim",
@@ -79,6 +91,7 @@ __all__ = [
     "Finished",
     "InMemoryStore",
     "RecordOutcome",
+    "Redrive",
     "TaskCall",
     "TimerCall",
 ]
@@ -112,14 +125,49 @@ class Engine:
 
     # -- public API ------------------------------------------------------------------------
     def start(
-        self, execution_id: str, input: Any, start_time_iso: str | None = None
+        self,
+        execution_id: str,
+        input: Any,
+        start_time_iso: str | None = None,
+        *,
+        redrive: Redrive | None = None,
     ) -> list[Action]:
-        """Begin an execution; ``start_time_iso`` becomes ``$$.Execution.StartTime``."""
+        """Begin an execution; ``start_time_iso`` becomes ``$$.Execution.StartTime``.
+
+        With ``redrive``, run a failed execution again from the state that failed
+        (``redrive.state``, entered with ``redrive.input``, retry counts from zero);
+        ``input`` and ``start_time_iso`` stay the original execution's (``$$.Execution``).
+        Raises ValueError for a native workflow or a state that is not a top-level one.
+        """
         start_time = start_time_iso or now_iso(self.clock)
         lin = Lineage(Execution(execution_id, input, start_time))
+        if redrive is not None:
+            return self._redrive(lin, redrive)
+        history.emit("ExecutionStarted", lin, None, input=input, workflow=self.wf.name)
         if self.wf.kind == WorkflowKind.NATIVE:
             return self._native.start(lin, input)
         return self.drive(Goto(self.wf.start_at, input, lin))
+
+    def _redrive(self, lin: Lineage, redrive: Redrive) -> list[Action]:
+        if self.wf.kind == WorkflowKind.NATIVE:
+            raise ValueError(
+                f"workflow '{self.wf.name}' is in the native format: only ASL executions can be"
+                " redriven (invoke it again instead)"
+            )
+        if redrive.state not in self.wf.top_level:
+            raise ValueError(
+                f"workflow '{self.wf.name}' has no top-level state '{redrive.state}' to redrive"
+                " from"
+            )
+        history.emit(
+            "ExecutionRedriven",
+            lin,
+            None,
+            from_state=redrive.state,
+            input=redrive.input,
+            redrive_count=redrive.count,
+        )
+        return self.drive(Goto(redrive.state, redrive.input, lin))
 
     def task_succeeded(
         self, token: str, output: Any, next_grains: Sequence[str] | None = None
@@ -131,11 +179,13 @@ class Engine:
         finished native execution. Raises ValueError for a token that is not a TaskCall's.
         """
         tok = self._task_token(token)
+        history.emit("TaskSucceeded", tok.lineage, tok.state, output=output)
         if self.wf.kind == WorkflowKind.NATIVE:
-            return self._native.succeeded(tok, output, next_grains)
+            return self._native_end(tok.lineage, self._native.succeeded(tok, output, next_grains))
         if not self._alive(tok.lineage):
             return []
         st = self.state_named(tok.state, TaskState)
+        history.step("result", output)
         ctx = self.context(tok.lineage, st, tok.entered_time, tok.retry_counts)
         try:
             out = apply_result(st, tok.raw_input, output, ctx)
@@ -148,8 +198,9 @@ class Engine:
     def task_failed(self, token: str, error: str, cause: str) -> list[Action]:
         """The TaskCall of ``token`` failed with ``error`` (an error name) and ``cause``."""
         tok = self._task_token(token)
+        history.emit("TaskFailed", tok.lineage, tok.state, error=error, cause=cause)
         if self.wf.kind == WorkflowKind.NATIVE:
-            return self._native.failed(tok, error, cause)
+            return self._native_end(tok.lineage, self._native.failed(tok, error, cause))
         if not self._alive(tok.lineage):
             return []
         st = self.state_named(tok.state, TaskState)
@@ -167,6 +218,7 @@ class Engine:
             st = self.state_named(tok.state, RecoverableState)
             return self.drive(Goto(st.name, tok.raw_input, tok.lineage, tok.retry_counts))
         if tok.kind == TokenKind.WAIT:
+            history.emit("WaitEnded", tok.lineage, tok.state)
             return self.drive(
                 self.after(self.state_named(tok.state, WaitState), tok.output, tok.lineage)
             )
@@ -215,6 +267,7 @@ class Engine:
                 continue
             st = self.wf.states[step.state]
             lin = step.lineage.entered()
+            history.emit("StateEntered", lin, st.name, input=step.input)
             entered = now_iso(self.clock)
             ctx = self.context(lin, st, entered, step.retry_counts)
             entry = Entry(step.input, lin, step.retry_counts, ctx, entered)
@@ -241,13 +294,19 @@ class Engine:
                         errors.NO_CHOICE_MATCHED,
                         f"no Choice Rule of state '{st.name}' matched and it has no Default",
                     )
-                return Goto(target, output_path(st, eff, ctx), lin)
+                out = output_path(st, eff, ctx)
+                self._exited(st, out, lin, next=target)
+                return Goto(target, out, lin)
             case WaitState():
                 return self._enter_wait(st, entry)
             case SucceedState():
-                return self._groups.finish(lin, output_path(st, input_path(st, raw, ctx), ctx))
+                out = output_path(st, input_path(st, raw, ctx), ctx)
+                self._exited(st, out, lin)
+                return self._groups.finish(lin, out)
             case FailState():
-                return self._groups.raise_error(lin, *self._fail_error(st, raw, ctx))
+                error, cause = self._fail_error(st, raw, ctx)
+                history.emit("StateFailed", lin, st.name, error=error, cause=cause)
+                return self._groups.raise_error(lin, error, cause)
             case ParallelState():
                 return self._groups.enter_parallel(st, entry)
             case MapState():
@@ -258,6 +317,7 @@ class Engine:
 
     def after(self, st: FlowState, output: Any, lin: Lineage) -> Step:
         """``st`` produced ``output``: go to its Next, or end the branch/execution."""
+        self._exited(st, output, lin, next=st.next)
         if st.end or st.next is None:
             return self._groups.finish(lin, output)
         return Goto(st.next, output, lin)
@@ -271,6 +331,16 @@ class Engine:
         if st.timeout_path is not None:
             timeout = float(
                 whole_number(st.timeout_path, selected, ctx, "TimeoutSecondsPath", st, 1)
+            )
+        if history.active():
+            history.emit(
+                "TaskScheduled",
+                entry.lineage,
+                st.name,
+                grain=st.resource,
+                input=eff,
+                timeout_s=timeout,
+                steps=history.take_steps(),
             )
         token = Token(
             kind=TokenKind.TASK,
@@ -301,6 +371,7 @@ class Engine:
                     errors.RUNTIME, f"state '{st.name}': {text!r} is not an RFC 3339 timestamp"
                 )
             delay = max(0.0, (when - self.clock()).total_seconds())
+        history.emit("WaitStarted", entry.lineage, st.name, seconds=delay)
         token = Token(
             kind=TokenKind.WAIT,
             state=st.name,
@@ -325,6 +396,15 @@ class Engine:
         """Retry, then Catch, then propagate (spec "Retrying after error", "Fallback states")."""
         decision = recover(st, raw, rc, exc.error, exc.cause, self.rng)
         if isinstance(decision, RetryLater):
+            history.emit(
+                "RetryScheduled",
+                lin,
+                st.name,
+                error=exc.error,
+                cause=exc.cause,
+                delay_s=decision.delay_s,
+                retry=sum(decision.retry_counts),
+            )
             token = Token(
                 kind=TokenKind.RETRY,
                 state=st.name,
@@ -334,10 +414,29 @@ class Engine:
             )
             return Done([TimerCall(decision.delay_s, encode_token(token))])
         if isinstance(decision, Caught):
+            history.emit(
+                "Caught", lin, st.name, error=exc.error, cause=exc.cause, next=decision.next
+            )
             return Goto(decision.next, decision.output, lin)
+        history.emit("StateFailed", lin, st.name, error=decision.error, cause=decision.cause)
         return self._groups.raise_error(lin, decision.error, decision.cause)
 
     # -- helpers -----------------------------------------------------------------------------
+    def _exited(self, st: State, output: Any, lin: Lineage, next: str | None = None) -> None:
+        if history.active():
+            history.emit(
+                "StateExited", lin, st.name, output=output, next=next, steps=history.take_steps()
+            )
+
+    def _native_end(self, lin: Lineage, actions: list[Action]) -> list[Action]:
+        """A native step's actions, with the execution's end recorded when it is one."""
+        for action in actions:
+            if isinstance(action, Finished):
+                history.emit("ExecutionSucceeded", lin, None, output=action.output)
+            elif isinstance(action, Failed):
+                history.emit("ExecutionFailed", lin, None, error=action.error, cause=action.cause)
+        return actions
+
     def context(self, lin: Lineage, st: State, entered: str, rc: tuple[int, ...]) -> dict[str, Any]:
         return context_object(self.wf, lin, st, entered, rc)
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from . import errors
+from . import errors, history
 from .actions import Action, Failed, Finished
 from .dataflow import apply_result, effective_input, find, input_path, payload, whole_number
 from .errors import StatesError
@@ -38,6 +38,7 @@ class GroupRunner:
         lin = entry.lineage
         eff = effective_input(st, entry.raw_input, entry.context)
         gid = lin.group_id(st.name)
+        history.emit("ParallelStarted", lin, st.name, branches=len(st.branches))
         self.store.open_group(gid, len(st.branches), _parent(st, entry, ()))
         actions: list[Action] = []
         for i, start in enumerate(st.branches):
@@ -66,6 +67,7 @@ class GroupRunner:
             else:
                 item_ctx = {**ctx, "Map": {"Item": {"Index": index, "Value": value}}}
                 selected.append(payload(st.item_selector, eff, item_ctx))
+        history.emit("MapStarted", lin, st.name, items=len(selected))
         if not selected:
             return self.engine.after(st, apply_result(st, raw, [], ctx), lin)
         gid = lin.group_id(st.name)
@@ -88,7 +90,9 @@ class GroupRunner:
     def finish(self, lin: Lineage, output: Any) -> Step:
         """A branch (or the execution) reached its end with ``output``."""
         if not lin.frames:
+            history.emit("ExecutionSucceeded", lin, None, output=output)
             return Done([Finished(output)])
+        history.emit("BranchSucceeded", lin, None, output=output)
         frame = lin.frames[-1]
         outcome = self.store.record_result(frame.group_id, frame.slot, dumps(output))
         if outcome.completed:
@@ -120,7 +124,9 @@ class GroupRunner:
     def raise_error(self, lin: Lineage, error: str, cause: str) -> Step:
         """An unhandled error leaves the current scope: fail the execution or the group."""
         if not lin.frames:
+            history.emit("ExecutionFailed", lin, None, error=error, cause=cause)
             return Done([Failed(error, cause)])
+        history.emit("BranchFailed", lin, None, error=error, cause=cause)
         parent_json = self.store.close_group(lin.frames[-1].group_id)
         if parent_json is None:
             return Done([])  # the group already failed or finished: this error is late

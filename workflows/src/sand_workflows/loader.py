@@ -19,20 +19,22 @@ from .asl_loader import AslCompiler
 from .errors import Problem, WorkflowError
 from .model import Workflow
 from .native_loader import NativeCompiler
+from .parsing import load_json, load_yaml
 from .validation import Compiler
 
 
 def parse_text(text: str, source: str) -> tuple[Any, list[Problem]]:
-    """Parse JSON (``*.json``) or YAML; a syntax error becomes one Problem with line and column."""
+    """Parse JSON (``*.json``) or YAML; a syntax error, or a key given twice in one
+    mapping, becomes one Problem with line and column."""
     if source.lower().endswith(".json"):
         try:
-            return json.loads(text), []
+            return load_json(text), []
         except json.JSONDecodeError as exc:
             return None, [
                 Problem(f"{source}:{exc.lineno}:{exc.colno}", f"malformed JSON: {exc.msg}")
             ]
     try:
-        return yaml.safe_load(text), []
+        return load_yaml(text), []
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source

@@ -252,3 +252,10 @@ class Workflow:
     exit: str | None = None
     concurrent: bool = False
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def top_level(self) -> frozenset[str]:
+        """The states of the machine's own ``States`` (not inside a Parallel or Map)."""
+        if self.kind != WorkflowKind.ASL:
+            return frozenset(self.states)
+        return frozenset(self.definition.get("States", {}))

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from . import errors
+from . import errors, history
 from .actions import Action, Failed, Finished, TaskCall
 from .dataflow import context_object, now_iso
 from .model import GrainState, Workflow
@@ -90,6 +90,7 @@ class NativeRunner:
         st = self._grain(grain)
         ctx = context_object(self.wf, lin, st, now_iso(self.clock), ())
         token = encode_token(Token(kind=TokenKind.NATIVE, state=grain, lineage=lin))
+        history.emit("TaskScheduled", lin, grain, grain=grain, input=input, timeout_s=st.timeout_s)
         return TaskCall(grain, input, token, st.timeout_s, ctx)
 
     def _fail(self, lin: Lineage, error: str, cause: str) -> list[Action]:

@@ -71,6 +71,14 @@ const string KAFKA_GROUP_RESULTS = "sand-results"        // consumer group that 
 // recorded in Cassandra by group sand-history (decision 0018)
 const string TOPIC_HISTORY = "sand.history"
 const string KAFKA_GROUP_HISTORY = "sand-history"        // consumer group that records history in Cassandra
+// Headers of an INVOKE event (decision 0018): the client-chosen execution name of an idempotent
+// start; and for a redrive, the top-level state to start at, its input (JSON), the redrive's
+// number and the original execution's start (epoch ms). The payload stays the execution's input.
+const string HEADER_NAME = "sand-name"
+const string HEADER_REDRIVE_STATE = "sand-redrive-state"
+const string HEADER_REDRIVE_INPUT = "sand-redrive-input"
+const string HEADER_REDRIVE_COUNT = "sand-redrive-count"
+const string HEADER_STARTED_MS = "sand-started-ms"
 // Kafka record header: the incarnation (one run of a host agent) whose host processes the event
 const string HEADER_INCARNATION = "sand-incarnation"
 // Event header on a frontend's PROCESSING copy for the agent queue: the frontend already put the

@@ -8,11 +8,13 @@ from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.markup import escape
+from click.shell_completion import CompletionItem
 
+from sand.cli.output import error_exit
+from sand.cli.output import stderr as stderr  # re-exported: other command modules use it
 from sand.client import SandApiError, SandClient
 from sand.cluster.config import ConfigError, load_config
+from sand.suggest import did_you_mean
 
 T = TypeVar("T")
 
@@ -24,11 +26,6 @@ url_option = click.option(
     default=None,
     help="Gateway URL (default: $SAND_URL, else the local cluster's nginx).",
 )
-
-
-def stderr() -> Console:
-    # rich resolves sys.stderr at print time, so click's CliRunner captures it
-    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def gateway_url(url: str | None) -> str:
@@ -49,8 +46,8 @@ def client(url: str | None) -> SandClient:
 
 
 def fail(exc: SandApiError) -> NoReturn:
-    stderr().print(f"[red]error:[/red] {escape(str(exc))}")
-    raise SystemExit(2 if exc.status in REFUSED else 1)
+    """End the command with the server's refusal (JSON on stderr under ``--json``)."""
+    error_exit(str(exc), 2 if exc.status in REFUSED else 1, status=exc.status or None)
 
 
 def api_call(call: Callable[[], T]) -> T:
@@ -59,3 +56,43 @@ def api_call(call: Callable[[], T]) -> T:
         return call()
     except SandApiError as exc:
         fail(exc)
+
+
+def app_call(api: SandClient, app: str, call: Callable[[], T]) -> T:
+    """``call()`` of something of the application ``app``, or exit with its refusal
+    (:func:`refused`)."""
+    try:
+        return call()
+    except SandApiError as exc:
+        refused(api, app, exc)
+
+
+def refused(api: SandClient, app: str, exc: SandApiError) -> NoReturn:
+    """Exit with ``exc``; a 404 for an application that is not deployed says so and
+    suggests the closest name deployed ("no application 'helo'; did you mean 'hello'?")."""
+    if exc.status != 404:
+        fail(exc)
+    try:
+        names = [str(listed.get("name")) for listed in api.apps()]
+    except SandApiError:
+        fail(exc)  # cannot tell: the original refusal is the best message
+    if app in names:
+        fail(exc)  # the app exists: the 404 is about something else
+    error_exit(f"no application '{app}'{did_you_mean(app, names)}", 2, status=404)
+
+
+# How long completing an app name may wait for the gateway: a shell must not hang on TAB.
+_COMPLETION_TIMEOUT_S = 2.0
+
+
+def complete_app_name(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of an APP argument: the deployed apps' names (``GET /v1/apps``),
+    with the ``--url`` given so far; none when the gateway cannot be asked."""
+    try:
+        api = SandClient(gateway_url(ctx.params.get("url")), timeout_s=_COMPLETION_TIMEOUT_S)
+        names = [str(app.get("name")) for app in api.apps()]
+    except Exception:  # completion must never print a traceback into the shell
+        return []
+    return [CompletionItem(name) for name in sorted(names) if name.startswith(incomplete)]

@@ -7,16 +7,16 @@ stdout, so that it can go straight to a file.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from sand.cli.api import api_call, client, gateway_url, stderr, url_option
+from sand.cli.api import api_call, client, gateway_url, url_option
+from sand.cli.output import emit_json, json_option, say, stderr, stdout
 from sand.client import SandClient, TokenInfo, User
 from sand.credentials import (
     TOKEN_ENV,
@@ -27,10 +27,6 @@ from sand.credentials import (
     remove_credential,
     save_credential,
 )
-
-_out = Console(highlight=False, soft_wrap=True)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-
 
 # -- login, logout, whoami ---------------------------------------------------------------
 
@@ -58,7 +54,7 @@ def login(url: str | None) -> None:
     except CredentialsError as exc:
         raise click.ClickException(str(exc)) from exc
     err = stderr()
-    err.print(f"signed in as {identity.user} ({identity.role}) at {base}")
+    say(f"signed in as {identity.user} ({identity.role}) at {base}")
     if os.environ.get(TOKEN_ENV, "").strip():
         err.print(f"[yellow]note:[/yellow] ${TOKEN_ENV} is set and is used instead of this token")
 
@@ -84,7 +80,7 @@ def logout(url: str | None) -> None:
         removed = remove_credential(base, path)
     except CredentialsError as exc:
         raise click.ClickException(str(exc)) from exc
-    stderr().print(f"signed out of {base}" if removed else f"not signed in at {base}")
+    say(f"signed out of {base}" if removed else f"not signed in at {base}")
     if os.environ.get(TOKEN_ENV, "").strip():
         stderr().print(f"[yellow]note:[/yellow] ${TOKEN_ENV} is still set and still used")
 
@@ -97,9 +93,9 @@ def whoami(url: str | None, as_json: bool) -> None:
     api = client(url)
     identity = api_call(api.whoami)
     if as_json:
-        _out.print_json(json.dumps({**asdict(identity), "url": api.base_url}))
+        emit_json({**asdict(identity), "url": api.base_url})
         return
-    _out.print(f"{identity.user} ({identity.role}) at {api.base_url}")
+    click.echo(f"{identity.user} ({identity.role}) at {api.base_url}")
     stderr().print(f"[dim]token {identity.token_id}, from {escape(str(api.token_source))}[/dim]")
 
 
@@ -117,9 +113,9 @@ def users(ctx: click.Context, url: str | None, as_json: bool) -> None:
         return
     listed = api_call(lambda: client(url).users())
     if as_json:
-        _out.print_json(json.dumps([asdict(user) for user in listed]))
+        emit_json([asdict(user) for user in listed])
         return
-    _out.print(_users_table(listed))
+    stdout().print(_users_table(listed))
 
 
 def _users_table(listed: list[User]) -> Table:
@@ -127,7 +123,7 @@ def _users_table(listed: list[User]) -> Table:
     for column in ("user", "role", "created"):
         table.add_column(column)
     for user in listed:
-        table.add_row(user.name, user.role, user.created or "-")
+        table.add_row(*map(Text, (user.name, user.role, user.created or "-")))
     return table
 
 
@@ -155,9 +151,9 @@ def create_user(ctx: click.Context, name: str, admin: bool, url: str | None, as_
     role = "admin" if admin else "user"
     user = api_call(lambda: client(_url(ctx, url)).create_user(name, role=role))
     if as_json:
-        _out.print_json(json.dumps(asdict(user)))
+        emit_json(asdict(user))
         return
-    stderr().print(
+    say(
         f"created user {user.name} ({user.role}); "
         f"give them a token: sand tokens create --user {user.name}"
     )
@@ -166,11 +162,15 @@ def create_user(ctx: click.Context, name: str, admin: bool, url: str | None, as_
 @users.command(name="delete")
 @click.argument("name")
 @url_option
+@json_option
 @click.pass_context
-def delete_user(ctx: click.Context, name: str, url: str | None) -> None:
+def delete_user(ctx: click.Context, name: str, url: str | None, as_json: bool) -> None:
     """Remove the user NAME; their tokens stop working at once, their apps stay deployed."""
     revoked = api_call(lambda: client(_url(ctx, url)).delete_user(name))
-    stderr().print(f"deleted user {name}; revoked {revoked} token{'s' if revoked != 1 else ''}")
+    if as_json:
+        emit_json({"deleted": name, "tokens_revoked": revoked})
+        return
+    say(f"deleted user {name}; revoked {revoked} token{'s' if revoked != 1 else ''}")
 
 
 # -- tokens ----------------------------------------------------------------------------------
@@ -189,9 +189,9 @@ def tokens(ctx: click.Context, user: str | None, url: str | None, as_json: bool)
         return
     listed = api_call(lambda: client(url).tokens(user))
     if as_json:
-        _out.print_json(json.dumps([asdict(token) for token in listed]))
+        emit_json([asdict(token) for token in listed])
         return
-    _out.print(_tokens_table(listed))
+    stdout().print(_tokens_table(listed))
 
 
 def _tokens_table(listed: list[TokenInfo]) -> Table:
@@ -199,9 +199,8 @@ def _tokens_table(listed: list[TokenInfo]) -> Table:
     for column in ("id", "user", "label", "created", "expires"):
         table.add_column(column)
     for token in listed:
-        table.add_row(
-            token.id, token.user, token.label or "-", token.created or "-", token.expires or "never"
-        )
+        cells = (token.id, token.user, token.label or "-", token.created or "-", token.expires)
+        table.add_row(*map(Text, (*cells[:4], cells[4] or "never")))
     return table
 
 
@@ -234,24 +233,28 @@ def create_token(
         )
     )
     if as_json:
-        print(json.dumps({**asdict(made.info), "token": made.token}))
+        emit_json({**asdict(made.info), "token": made.token}, indent=None)
     else:
-        print(made.token)
+        click.echo(made.token)
     expires = f", expires {made.info.expires}" if made.info.expires else ""
     stderr().print(
-        f"token {made.info.id} for {made.info.user}{expires}: "
-        "[bold]shown once[/bold], it cannot be shown again; keep it secret"
+        escape(f"token {made.info.id} for {made.info.user}{expires}: ")
+        + "[bold]shown once[/bold], it cannot be shown again; keep it secret"
     )
 
 
 @tokens.command(name="revoke")
 @click.argument("token_id", metavar="ID")
 @url_option
+@json_option
 @click.pass_context
-def revoke_token(ctx: click.Context, token_id: str, url: str | None) -> None:
+def revoke_token(ctx: click.Context, token_id: str, url: str | None, as_json: bool) -> None:
     """Revoke the token ID (yours; an admin: anyone's): it stops working at once."""
     api_call(lambda: client(_url(ctx, url)).revoke_token(token_id))
-    stderr().print(f"revoked {token_id}")
+    if as_json:
+        emit_json({"revoked": token_id})
+        return
+    say(f"revoked {token_id}")
 
 
 COMMANDS: list[click.Command] = [login, logout, whoami, users, tokens]

@@ -5,15 +5,19 @@ from __future__ import annotations
 import json
 import os
 import signal
+import tempfile
 import time
 import tomllib
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import click
-from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
+from sand.cli.inputs import STDIN, read_text
+from sand.cli.output import emit_json, json_option, stderr, stdout
 from sand.cluster import fleet
 from sand.cluster.bootstrap import BootstrapError, ensure_admin_token
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
@@ -21,15 +25,27 @@ from sand.cluster.image import ImageError, ensure_base_image
 from sand.cluster.services import PrerequisiteError, host_service_name
 from sand.cluster.supervisor import ServiceStatus, StartError, Supervisor, running_config
 
-_err = Console(stderr=True, highlight=False)
-_out = Console(highlight=False)
+
+def _config_from_stdin(ctx: click.Context, param: click.Parameter, value: Path | None) -> Any:
+    """``--config -``: the TOML on stdin, in a temporary file that lives as long as the
+    command (the config is read more than once)."""
+    if value is None or str(value) != STDIN:
+        return value
+    text = read_text(STDIN, "--config")
+    folder = tempfile.TemporaryDirectory(prefix="sand-config-")
+    ctx.call_on_close(folder.cleanup)
+    path = Path(folder.name) / "stdin.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
 
 config_option = click.option(
     "--config",
     "config_file",
-    type=click.Path(path_type=Path, dir_okay=False),
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
     default=None,
-    help="Config file (TOML) layered over the defaults; also $SAND_CONFIG.",
+    callback=_config_from_stdin,
+    help="Config file (TOML) layered over the defaults ('-' reads stdin); also $SAND_CONFIG.",
 )
 
 
@@ -56,7 +72,7 @@ def supervisor(config: ClusterConfig) -> Supervisor:
             lambda: _import_image(config)
         )
     return Supervisor(
-        config, report=lambda line: _err.print(f"[dim]{line}[/dim]"), after_ready=hooks
+        config, report=lambda line: stderr().print(f"[dim]{escape(line)}[/dim]"), after_ready=hooks
     )
 
 
@@ -64,7 +80,7 @@ def _import_image(config: ClusterConfig) -> None:
     started = time.monotonic()
     try:
         if ensure_base_image(config):
-            _err.print(
+            stderr().print(
                 f"[dim]imported sandbox image {config.base_image} in "
                 f"{time.monotonic() - started:.1f} s[/dim]"
             )
@@ -81,7 +97,8 @@ def _import_image(config: ClusterConfig) -> None:
     help="SAND hosts on this machine, 1..8 (default: [cluster] hosts, 1); each of "
     "several runs its Redis and agent in a network namespace of its own.",
 )
-def up(config_file: Path | None, hosts: int | None) -> None:
+@json_option
+def up(config_file: Path | None, hosts: int | None, as_json: bool) -> None:
     """Start the cluster and wait until every service is healthy.
 
     Idempotent: starts only what is not running (a killed host's Redis and agent). Without
@@ -94,14 +111,15 @@ def up(config_file: Path | None, hosts: int | None) -> None:
     try:
         started = sup.up()
     except (StartError, PrerequisiteError) as exc:
-        _err.print(f"[bold red]sand up failed[/bold red] — {exc}")
-        _err.print("nothing of this attempt is left running.")
+        stderr().print(f"[bold red]sand up failed[/bold red] — {escape(str(exc))}")
+        stderr().print("nothing of this attempt is left running.")
         raise SystemExit(1) from None
     try:
         admin = ensure_admin_token(config)
     except BootstrapError as exc:
-        _err.print(
-            f"[bold red]sand up: the cluster runs, but has no admin token[/bold red] — {exc}"
+        stderr().print(
+            "[bold red]sand up: the cluster runs, but has no admin token[/bold red] — "
+            + escape(str(exc))
         )
         raise SystemExit(1) from None
     total = time.monotonic() - started_at
@@ -110,13 +128,18 @@ def up(config_file: Path | None, hosts: int | None) -> None:
         "services": [asdict(s) for s in started],
     }
     (config.run_dir / "up-report.json").write_text(json.dumps(report, indent=2) + "\n")
-    _print_status(sup)
+    if as_json:
+        emit_json({**report, "gateway": config.gateway_url, "admin_token_file": str(admin.path)})
+    else:
+        _print_status(sup)
     fresh = [s for s in started if not s.already_running]
     verb = "started" if fresh else "already running"
-    _err.print(f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}")
-    _err.print(f"gateway: {config.gateway_url}")
+    stderr().print(
+        f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}", markup=False
+    )
+    stderr().print(f"gateway: {config.gateway_url}", markup=False)
     made = "new admin token" if admin.created else "admin token"
-    _err.print(  # one line, never wrapped: the command in it is meant to be copied
+    stderr().print(  # one line, never wrapped: the command in it is meant to be copied
         f"{made} in {admin.path} (this machine's `sand` uses it); "
         f"to sign in: sand login < {admin.path}",
         soft_wrap=True,
@@ -142,18 +165,22 @@ def _hosts_configured(config_file: Path | None) -> bool:
 
 @click.command()
 @config_option
-def down(config_file: Path | None) -> None:
+@json_option
+def down(config_file: Path | None, as_json: bool) -> None:
     """Stop every service of the cluster; leaves no process of ours running.
 
     With several hosts, also removes their network namespaces, veths and bridge."""
     config = running_cluster_config(config_file)
     stopped = supervisor(config).down()
-    _err.print(f"stopped {', '.join(stopped)}" if stopped else "nothing was running")
+    if as_json:
+        emit_json({"stopped": list(stopped)})
+        return
+    stderr().print(f"stopped {', '.join(stopped)}" if stopped else "nothing was running")
 
 
 @click.command()
 @config_option
-@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@json_option
 @click.option(
     "--hosts",
     "by_host",
@@ -167,12 +194,12 @@ def status(config_file: Path | None, as_json: bool, by_host: bool) -> None:
     sup = supervisor(config)
     if as_json and by_host:
         document = fleet.cluster_status(sup)
-        _out.print_json(json.dumps(document.to_json()))
+        emit_json(document.to_json())
         statuses = [*document.services, *(s for h in document.hosts for s in h.services)]
     elif as_json:
         # a list of services: the format scripts read before hosts existed
         statuses = sup.status()
-        _out.print_json(json.dumps([{**asdict(s), "log": str(s.log)} for s in statuses]))
+        emit_json([{**asdict(s), "log": str(s.log)} for s in statuses])
     else:
         statuses = _print_status(sup)
     if not all(s.healthy for s in statuses):
@@ -189,7 +216,8 @@ def status(config_file: Path | None, as_json: bool, by_host: bool) -> None:
     show_default=True,
     help="Signal to send, by name (KILL, TERM, STOP, ...).",
 )
-def kill_host(config_file: Path | None, host: str, signal_name: str) -> None:
+@json_option
+def kill_host(config_file: Path | None, host: str, signal_name: str, as_json: bool) -> None:
     """Fault injection: signal every process of one host, as if the machine died.
 
     Every process in the host's network namespace (its Redis, its agent, process
@@ -204,10 +232,12 @@ def kill_host(config_file: Path | None, host: str, signal_name: str) -> None:
         pids = fleet.kill_host(sup, host, sig)
     except KeyError as exc:
         raise click.BadParameter(str(exc.args[0]), param_hint="HOST") from None
-    if pids:
-        _err.print(f"sent {sig.name} to {len(pids)} processes of {host}: {pids}")
+    if as_json:
+        emit_json({"host": host, "signal": sig.name, "pids": list(pids)})
+    elif pids:
+        stderr().print(f"sent {sig.name} to {len(pids)} processes of {host}: {pids}", markup=False)
     else:
-        _err.print(f"{host} has no live process")
+        stderr().print(f"{host} has no live process", markup=False)
 
 
 def _print_status(sup: Supervisor) -> list[ServiceStatus]:
@@ -216,20 +246,21 @@ def _print_status(sup: Supervisor) -> list[ServiceStatus]:
     for column in ("service", "pid", "address", "health", "memory"):
         table.add_column(column)
     for s in statuses:
-        health = "[green]healthy[/green]" if s.healthy else f"[red]{s.detail}[/red]"
+        health = "[green]healthy[/green]" if s.healthy else f"[red]{escape(s.detail)}[/red]"
         memory = f"{s.rss_mb:.0f} MB" if s.rss_mb is not None else "-"
         table.add_row(s.name, str(s.pid or "-"), s.address, health, memory)
-    _out.print(table)
+    stdout().print(table)
     return statuses
 
 
 @click.command(name="config")
 @config_option
-def show_config(config_file: Path | None) -> None:
-    """Print the resolved configuration (after every layer)."""
+@json_option
+def show_config(config_file: Path | None, as_json: bool) -> None:
+    """Print the resolved configuration (after every layer) as JSON (--json: the same)."""
     config = cluster_config(config_file)
-    document = asdict(config)
-    _out.print_json(json.dumps(document, default=str))
+    # JSON as it is: paths and addresses must not be wrapped or coloured
+    emit_json(json.loads(json.dumps(asdict(config), default=str)))
 
 
 COMMANDS: list[click.Command] = [up, down, status, kill_host, show_config]

@@ -9,7 +9,6 @@ one line per problem on stderr.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Callable
@@ -17,26 +16,21 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
-from rich.console import Console
 from rich.markup import escape
+
+from sand import timeline
+from sand.cli.inputs import STDIN, read_json_input, read_text
+from sand.cli.output import emit_json, error_exit, json_option, warn
+from sand.cli.output import stderr as _stderr
 
 EXIT_FAILED = 1
 EXIT_UNUSABLE = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
-_TRACE_VALUE_CHARS = 160
-
-
-def _stderr() -> Console:
-    # Built per call: under click's CliRunner sys.stderr changes between invocations.
-    return Console(file=sys.stderr, highlight=False, soft_wrap=True)
 
 
 def _fail(code: int, lines: list[str] | str) -> NoReturn:
-    console = _stderr()
-    for line in [lines] if isinstance(lines, str) else lines:
-        console.print(f"[red]error:[/red] {escape(line)}")
-    sys.exit(code)
+    error_exit(lines if isinstance(lines, str) else "\n".join(lines), code)
 
 
 def _guarded(body: Callable[[], int]) -> None:
@@ -56,34 +50,76 @@ def _guarded(body: Callable[[], int]) -> None:
 
 
 @click.command("validate")
-@click.argument("target", type=click.Path(exists=True, path_type=Path))
-def validate_cmd(target: Path) -> None:
-    """Check a workflow file (JSON or YAML) or an application directory.
+@click.argument("target", type=click.Path(exists=True, allow_dash=True))
+@click.option(
+    "--no-import",
+    is_flag=True,
+    help="Do not try to import the grains (their module-level code runs in a child process).",
+)
+@json_option
+def validate_cmd(target: str, no_import: bool, as_json: bool) -> None:
+    """Check a workflow file (JSON or YAML; '-' reads one from stdin) or an application
+    directory.
 
-    Prints "ok" and exits 0, or prints every problem and exits 1.
+    Prints "ok" and exits 0, or prints every problem and exits 1. For an application, each
+    grain is also imported in a child process of its own: a grain that fails to import is
+    a warning naming it, its file and the error (on the cluster it fails only the workflows
+    that use it; its requirements may be missing here and present in the sandbox). --json
+    prints {"ok", "problems", "warnings"}.
     """
 
     def body() -> int:
         from sand.app import AppError, load_app
+        from sand.grain.runner import import_problems
 
-        if target.is_dir():
+        warnings: list[str] = []
+        problems: list[str] = []
+        if target != STDIN and Path(target).is_dir():
             try:
-                load_app(target)
+                app = load_app(target)
             except AppError as exc:
-                return _print_problems([str(p) for p in exc.problems])
+                problems = [str(p) for p in exc.problems]
+            else:
+                if not no_import:
+                    paths = {name: grain.path for name, grain in app.grains.items()}
+                    for name, why in import_problems(paths, app.root).items():
+                        warnings.append(f"grain '{name}' does not import: {why}")
         else:
-            from sand_workflows import validate_workflow
-
-            try:
-                problems = validate_workflow(target)
-            except UnicodeDecodeError as exc:
-                return _print_problems([f"{target}: not UTF-8 text: {exc.reason}"])
-            if problems:
-                return _print_problems([str(p) for p in problems])
+            problems = _workflow_problems(target)
+        if as_json:
+            emit_json({"ok": not problems, "problems": problems, "warnings": warnings})
+            return EXIT_FAILED if problems else 0
+        for warning in warnings:
+            warn(warning)
+        if problems:
+            return _print_problems(problems)
         click.echo("ok")
         return 0
 
     _guarded(body)
+
+
+def _workflow_problems(target: str) -> list[str]:
+    """Every problem of the workflow definition in file ``target`` (``-``: stdin)."""
+    from sand_workflows import WorkflowError, load_workflow_text
+
+    if target == STDIN:
+        text = read_text(target, "TARGET")
+        # the format is told by the file name; on stdin, by the first character
+        source = "stdin.json" if text.lstrip().startswith("{") else "stdin.yaml"
+    else:
+        try:
+            text = Path(target).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            return [f"{target}: not UTF-8 text: {exc.reason}"]
+        except OSError as exc:
+            return [f"{target}: cannot be read: {exc.strerror}"]
+        source = target
+    try:
+        load_workflow_text(text, source=source)
+    except WorkflowError as exc:
+        return [str(p) for p in exc.problems]
+    return []
 
 
 def _print_problems(problems: list[str]) -> int:
@@ -100,31 +136,35 @@ def _print_problems(problems: list[str]) -> int:
 @click.command("emulate")
 @click.argument("app_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--workflow", "-w", help="Workflow to run (default: 'main', or the only one).")
-@click.option("--input", "input_text", help="The execution's input, as JSON.")
+@click.option("--input", "input_text", help="The execution's input, as JSON ('-' reads stdin).")
 @click.option(
     "--input-file",
-    type=click.Path(exists=True, dir_okay=False, allow_dash=True, path_type=Path),
+    type=click.Path(exists=True, dir_okay=False, allow_dash=True),
     help="Read the input JSON from this file ('-' reads stdin).",
 )
 @click.option(
     "--trace", is_flag=True, help="Print each step (state, input, output, time) on stderr."
 )
 @click.option("--no-wait", is_flag=True, help="Fire Wait states and retry intervals at once.")
+@json_option
 def emulate_cmd(
     app_dir: Path,
     workflow: str | None,
     input_text: str | None,
-    input_file: Path | None,
+    input_file: str | None,
     trace: bool,
     no_wait: bool,
+    as_json: bool,
 ) -> None:
     """Run a workflow of the app in APP_DIR locally, each grain in a forked process.
 
     Prints the output as one JSON line on stdout and exits 0; a failed execution
     prints {"Error": ..., "Cause": ...} and exits 1. Without --input or --input-file
-    the input is {}.
+    the input is {}. --json prints the whole execution instead: {"execution_id",
+    "workflow", "status", "output", "error", "cause", "duration_ms", "history"} (history:
+    every event of every state, the cluster's shape).
     """
-    event = _read_input(input_text, input_file)
+    event = read_json_input(input_text, input_file)
 
     def body() -> int:
         from sand.app import AppError
@@ -137,13 +177,26 @@ def emulate_cmd(
                 event,
                 workflow,
                 skip_waits=no_wait,
-                trace=_print_step if trace else None,
+                trace=_step_printer() if trace else None,
             )
         except AppError as exc:
             _fail(EXIT_UNUSABLE, [str(p) for p in exc.problems])
         except EmulationError as exc:
             _fail(EXIT_UNUSABLE, str(exc).splitlines())
-        click.echo(json.dumps(result.to_json()))
+        if as_json:
+            document = {
+                "execution_id": result.execution_id,
+                "workflow": result.workflow,
+                "status": result.status,
+                "output": result.output,
+                "error": result.error,
+                "cause": result.cause,
+                "duration_ms": round(result.duration_ms, 3),
+                "history": list(result.steps),
+            }
+            emit_json(document, indent=None)
+        else:
+            emit_json(result.to_json(), indent=None)
         if trace:
             status = "[green]SUCCEEDED[/green]" if result.ok else "[red]FAILED[/red]"
             _stderr().print(
@@ -154,61 +207,17 @@ def emulate_cmd(
     _guarded(body)
 
 
-def _read_input(input_text: str | None, input_file: Path | None) -> Any:
-    if input_text is not None and input_file is not None:
-        raise click.UsageError("give the input with --input or --input-file, not both")
-    if input_file is not None:
-        try:
-            if str(input_file) == "-":
-                text = click.get_text_stream("stdin").read()
-            else:
-                text = input_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise click.BadParameter(
-                f"cannot read {input_file}: {exc}", param_hint="--input-file"
-            ) from None
-        where = "--input-file"
-    elif input_text is not None:
-        text, where = input_text, "--input"
-    else:
-        return {}
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if input_file is None:
-            source = "the value"
-        else:
-            source = "stdin" if str(input_file) == "-" else str(input_file)
-        raise click.BadParameter(
-            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            param_hint=where,
-        ) from None
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    if len(text) > _TRACE_VALUE_CHARS:
-        text = text[: _TRACE_VALUE_CHARS - 1] + "…"
-    return escape(text)
-
-
-def _print_step(step: Any) -> None:
+def _step_printer() -> Callable[[dict[str, Any]], None]:
+    """Prints each history event of an emulation on stderr, timed from the first."""
     console = _stderr()
-    at = f"[dim]{step.started_ms:9.1f} ms[/dim]"
-    took = f"{step.duration_ms:8.1f} ms"
-    if step.kind == "wait":
-        console.print(f"{at} [cyan]wait[/cyan]  {step.input:g} s{'':>16} took {took}")
-        return
-    name = escape(step.state or step.grain or "?")
-    grain = "" if step.state == step.grain else f" [dim](grain {escape(step.grain or '?')})[/dim]"
-    console.print(f"{at} [bold]{name}[/bold]{grain} took {took}")
-    console.print(f"            in:  {_short(step.input)}")
-    if step.error is None:
-        console.print(f"            out: {_short(step.output)}")
-    else:
-        console.print(
-            f"            [red]error: {escape(step.error)}[/red]: {escape(step.cause or '')}"
-        )
+    first: list[int] = []
+
+    def show(event: dict[str, Any]) -> None:
+        if not first:
+            first.append(int(event.get("at_ms") or 0))
+        console.print(timeline.line(event, first[0]), soft_wrap=True)
+
+    return show
 
 
 class _StderrHandler(logging.StreamHandler):

@@ -247,6 +247,13 @@ class Pool:
         self.kill_all()
         return ended
 
+    def kill(self, child: Child) -> None:
+        """SIGKILL ``child``'s process group now (the platform's decision, not a failure
+        of the grain: a stopped execution); it is reaped and reported as usual."""
+        if child.pid in self._children and not child.killed:
+            child.killed = True
+            _signal_unreaped(child.pid, signal.SIGKILL)
+
     def kill_all(self) -> None:
         """SIGKILL every child's group now and reap them all; their outcomes are dropped.
 

@@ -1,7 +1,10 @@
 """Run a grain's code: import it once, call it under a deadline, fork it for one invocation.
 
 - :func:`load_handler` imports a grain file in the calling process (a parent,
-  so that every fork of it starts warm);
+  so that every fork of it starts warm); :func:`load_grain` does so for a grain
+  worker or the emulator, where a grain that fails to import fails only the
+  executions that reach it; :func:`import_problems` tries each grain's import in a
+  child process of its own (``sand validate``);
 - :func:`invoke` calls ``handle(event, context)`` here and now and turns
   whatever happens into a :class:`GrainResult`. A grain worker's child calls it
   for each task it runs;
@@ -19,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import os
+import select
 import signal
 import sys
 import threading
@@ -75,6 +80,95 @@ def load_handler(path: Path, module_name: str) -> Handler:
         raise GrainLoadError(f"{path}: handle must be a callable handle(event, context)")
     result: Handler = handler
     return result
+
+
+def load_grain(name: str, path: Path, module_name: str) -> tuple[Handler, GrainLoadError | None]:
+    """The ``handle`` of grain ``name``, and None; or, when its file fails to import, a
+    handler that fails every event with ``States.Runtime`` naming the import error, and
+    that error (for the caller to log once).
+
+    A grain that cannot be imported thus fails the executions that reach it, each with
+    a clear error, and nothing else: its worker stays up, the other grains run."""
+    try:
+        return load_handler(path, module_name), None
+    except GrainLoadError as exc:
+        error = GrainLoadError(f"grain '{name}' cannot run: {exc}")
+
+        def fail(event: Any, context: Context) -> Any:
+            raise error
+
+        return fail, error
+
+
+# The longest one grain's import may take in `import_problems` before it is called hung.
+IMPORT_TIMEOUT_S = 10.0
+
+
+def import_problems(
+    grains: Mapping[str, Path], app_root: Path, *, timeout_s: float = IMPORT_TIMEOUT_S
+) -> dict[str, str]:
+    """Import each grain file in a forked child of its own (its module-level code runs
+    there, never here); returns grain name -> why it failed, for those that failed.
+
+    The child's stdout goes to stderr (a grain's prints must not reach a command's
+    output); the app directory is on ``sys.path`` as on the cluster. A child still
+    importing after ``timeout_s`` is killed and reported. Blocking."""
+    problems: dict[str, str] = {}
+    for name, path in grains.items():
+        problem = _probe_import(name, path, app_root, timeout_s)
+        if problem is not None:
+            problems[name] = problem
+    return problems
+
+
+def _probe_import(name: str, path: Path, app_root: Path, timeout_s: float) -> str | None:
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: import, write the error (or nothing), leave through _exit
+        code = 0
+        try:
+            os.close(read_fd)
+            os.setpgid(0, 0)
+            os.dup2(2, 1)
+            sys.stdout = sys.stderr
+            sys.path.insert(0, str(app_root))
+            load_handler(path, f"sand_probe_{name.replace('-', '_')}")
+        except GrainLoadError as exc:
+            os.write(write_fd, str(exc).encode("utf-8", "replace")[: 64 * 1024])
+        except BaseException:  # nothing may escape a forked child
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    with contextlib.suppress(OSError):  # both sides set it: killpg must not race the child
+        os.setpgid(pid, pid)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout_s
+    timed_out = False
+    with os.fdopen(read_fd, "rb") as reader:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([reader], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(reader.fileno(), 65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    if timed_out:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if timed_out:
+        return f"{path}: import did not finish within {timeout_s:g} s"
+    if chunks:
+        return b"".join(chunks).decode("utf-8", "replace")
+    if os.waitstatus_to_exitcode(status) != 0:
+        return f"{path}: import failed: its process ended with {status:#x}"
+    return None
 
 
 @contextlib.contextmanager
@@ -156,6 +250,8 @@ def invoke(
             traceback=traceback.format_exc(),
             duration_ms=elapsed_ms(),
         )
+    except GrainLoadError as exc:  # the grain's file did not import (load_grain)
+        return GrainResult.failure(GrainError.RUNTIME, str(exc), duration_ms=elapsed_ms())
     except MemoryError as exc:
         limit_mb = address_space_limit_mb()
         if limit_mb is None:  # not the sandbox's limit: the machine is out of memory

@@ -30,7 +30,7 @@ import org.eclipse.jetty.util.Callback;
  */
 final class ExecutionNames {
   /** The INVOKE event header that carries the name to the entry grain's ExecutionStarted event. */
-  static final String NAME_HEADER = "sand-name";
+  static final String NAME_HEADER = contractsConstants.HEADER_NAME;
 
   /** The response header that marks the answer of a start that found its execution running. */
   static final String EXISTING_HEADER = "X-Sand-Existing";

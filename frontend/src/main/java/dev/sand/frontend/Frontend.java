@@ -118,8 +118,13 @@ public final class Frontend implements AutoCloseable {
     List<Integer> others =
         config.frontend().ports().stream().filter(p -> p != connector.getLocalPort()).toList();
     FrontendPeers peers = new FrontendPeers(others, config.hostAgent().secret());
+    List<String> frontendIds = config.frontend().ports().stream().map(p -> "fe-" + p).toList();
+    ExecutionControl control =
+        new ExecutionControl(
+            hosts, invoke, kafkaEntry, frontendIds, frontendId, java.time.Clock.systemUTC());
     Routes routes =
-        new Routes(this::identity, hosts, invoke, auth, peers, config.hostAgent().secret());
+        new Routes(
+            this::identity, hosts, invoke, auth, peers, config.hostAgent().secret(), control);
     server.setHandler(new GracefulHandler(routes));
     try {
       server.start();

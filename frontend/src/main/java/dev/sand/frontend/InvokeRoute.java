@@ -70,7 +70,7 @@ final class InvokeRoute {
   }
 
   /** A request that cannot be served, with the status and message to answer. */
-  private static final class Refused extends Exception {
+  static final class Refused extends Exception {
     private static final long serialVersionUID = 1L;
     final int status;
 
@@ -112,7 +112,7 @@ final class InvokeRoute {
               viaKafka,
               "1".equals(query.getValue("trace")),
               metadata.backups(),
-              name);
+              name == null ? Map.of() : Map.of(ExecutionNames.NAME_HEADER, name));
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
       return;
@@ -185,6 +185,40 @@ final class InvokeRoute {
     request.addIdleTimeoutListener(idle -> false);
     Supplier<CompletableFuture<Void>> backup = backedUp;
     result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+  }
+
+  /**
+   * Queues execution {@code id} of {@code app} again, asynchronously, with {@code headers} on its
+   * INVOKE event (a redrive, decision 0018): on a host that runs the workflow's entry grain, backed
+   * up on the global bus before it is queued.
+   *
+   * @throws Refused 404 when {@code caller} has no such app or workflow now, 503 when no host takes
+   *     it
+   */
+  void resubmit(
+      String app,
+      String workflow,
+      String id,
+      byte[] input,
+      Map<String, String> headers,
+      Caller caller)
+      throws Refused {
+    HostLinks.Target target = application(app, null, caller);
+    String chosen = workflow(target.app(), workflow);
+    String entry = target.app().entryGrains().get(chosen);
+    if (!target.app().runs(entry)) {
+      target = application(app, entry, caller);
+    }
+    Invocation invocation =
+        new Invocation(
+            id, app, chosen, entry, input, false, false, false, target.app().backups(), headers);
+    try {
+      target.link().invoker.submit(invocation);
+    } catch (LocalBusException | KafkaEntry.EntryException e) {
+      throw new Refused(
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution '" + id + "' of application '" + app + "': " + e.getMessage());
+    }
   }
 
   /**

@@ -164,11 +164,7 @@ final class Invoker {
    * (sand_worker.trace) when the invocation asked for its timing.
    */
   private static Map<String, String> headers(Invocation invocation) {
-    Map<String, String> headers = new HashMap<>();
-    if (invocation.name() != null) {
-      // the entry grain's instance puts it in the ExecutionStarted history event (decision 0018)
-      headers.put(ExecutionNames.NAME_HEADER, invocation.name());
-    }
+    Map<String, String> headers = new HashMap<>(invocation.headers());
     if (invocation.trace()) {
       headers.put("trace", "[]");
       // epoch seconds with microseconds, the unit the grain instances use

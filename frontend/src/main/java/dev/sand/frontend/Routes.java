@@ -40,6 +40,7 @@ import org.eclipse.jetty.util.Callback;
  *       once Redis forgot the document and the record answers (decision 0018)
  *   <li>{@code GET /v1/executions}, {@code GET /v1/executions/{id}/history}: forwarded to a host
  *       agent, which reads the execution records of Cassandra
+ *   <li>{@code POST /v1/executions/{id}/stop}, {@code .../redrive}: {@link ExecutionControl}
  *   <li>{@code GET|POST /v1/apps}, {@code GET|DELETE /v1/apps/{app}}, {@code GET
  *       /v1/apps/{app}/logs}: forwarded to the host agent by {@link AgentProxy}
  * </ul>
@@ -59,6 +60,7 @@ final class Routes extends Handler.Abstract {
   private final Authenticator auth;
   private final FrontendPeers peers;
   private final String secret;
+  private final ExecutionControl control;
 
   Routes(
       Supplier<Map<String, Object>> identity,
@@ -66,13 +68,15 @@ final class Routes extends Handler.Abstract {
       InvokeRoute invoke,
       Authenticator auth,
       FrontendPeers peers,
-      String secret) {
+      String secret,
+      ExecutionControl control) {
     this.identity = identity;
     this.hosts = hosts;
     this.invoke = invoke;
     this.auth = auth;
     this.peers = peers;
     this.secret = secret;
+    this.control = control;
   }
 
   @Override
@@ -136,6 +140,18 @@ final class Routes extends Handler.Abstract {
         && "history".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "GET")) {
         history(parts.get(2), caller, request, response, callback);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "executions"))
+        && "stop".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "POST")) {
+        control.stop(parts.get(2), caller, request, response, callback);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "executions"))
+        && "redrive".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "POST")) {
+        control.redrive(parts.get(2), caller, response, callback);
       }
     } else if (parts.equals(List.of("v1", "whoami"))) {
       if (allowed(method, response, callback, path, "GET")) {

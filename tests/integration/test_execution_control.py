@@ -1,0 +1,241 @@
+"""Stop and redrive on the real stack (decision 0018): a stopped execution's running grain is
+killed and nothing after it runs, a synchronous caller is answered ABORTED, a timer loop ends;
+a failed execution is redriven from the state that failed, keeping what succeeded."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+import requests
+from sand.client import SandClient
+from sand.cluster.bootstrap import admin_token
+from sand.cluster.config import ClusterConfig
+from sand.cluster.supervisor import Supervisor
+
+pytestmark = pytest.mark.integration
+
+STEER = Path(__file__).resolve().parent / "apps" / "steer"
+
+
+class Api:
+    """The public HTTP API as a client sees it (status codes and bodies, nothing hidden)."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return self.session.request(method, self.base + path, timeout=120, **kwargs)
+
+    def start(self, workflow: str, body: Any) -> str:
+        answer = self.call(
+            "POST",
+            "/v1/apps/steer/invoke",
+            params={"mode": "async", "workflow": workflow},
+            json=body,
+        )
+        assert answer.status_code == 202, answer.text
+        return str(answer.json()["execution_id"])
+
+    def status(self, execution_id: str) -> dict[str, Any]:
+        answer = self.call("GET", f"/v1/executions/{execution_id}")
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json())
+
+    def wait(self, execution_id: str, timeout_s: float = 60) -> dict[str, Any]:
+        give_up = time.monotonic() + timeout_s
+        while time.monotonic() < give_up:
+            doc = self.status(execution_id)
+            if doc["status"] != "RUNNING":
+                return doc
+            time.sleep(0.2)
+        raise AssertionError(f"execution {execution_id} still RUNNING after {timeout_s} s")
+
+
+@pytest.fixture(scope="module")
+def api(cluster: Supervisor, cluster_config: ClusterConfig) -> Iterator[Api]:
+    token = admin_token(cluster_config)
+    client = SandClient(cluster_config.gateway_url, token=token, timeout_s=120)
+    client.deploy(STEER, backend="process")
+    try:
+        yield Api(cluster_config.gateway_url, token)
+    finally:
+        client.undeploy("steer")
+
+
+def _logs(api: Api) -> str:
+    answer = api.call("GET", "/v1/apps/steer/logs", params={"tail": 2000})
+    assert answer.status_code == 200, answer.text
+    return answer.text
+
+
+def _until(predicate: Any, timeout_s: float = 30) -> None:
+    give_up = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < give_up, "condition not met in time"
+        time.sleep(0.2)
+
+
+def test_stop_killsTheRunningGrain_andNothingAfterItRuns(api: Api) -> None:
+    execution_id = api.start("main", {"sleep_s": 40})
+    _until(lambda: f"slow started execution={execution_id}" in _logs(api))
+    stopped = api.call(
+        "POST", f"/v1/executions/{execution_id}/stop", json={"cause": "changed my mind"}
+    )
+    assert stopped.status_code == 200, stopped.text
+    doc = stopped.json()
+    assert (doc["status"], doc["error"], doc["cause"]) == (
+        "ABORTED",
+        "States.Aborted",
+        "changed my mind",
+    )
+    assert doc["finished_ms"] >= doc["started_ms"] > 0
+    _until(lambda: f"execution={execution_id}" in _logs(api).split("instance killed")[-1])
+    time.sleep(2)  # the killed task would have gone on to After by now
+    assert f"after ran execution={execution_id}" not in _logs(api)
+    assert api.status(execution_id)["status"] == "ABORTED"
+    again = api.call("POST", f"/v1/executions/{execution_id}/stop")
+    assert again.status_code == 409 and "already ended (ABORTED)" in again.json()["error"]
+
+
+def test_stop_answersTheSynchronousCaller(api: Api) -> None:
+    def seen() -> set[str]:
+        return set(re.findall(r"slow started execution=([0-9a-f]{32})", _logs(api)))
+
+    before = seen()
+    answers: list[requests.Response] = []
+    caller = threading.Thread(
+        target=lambda: answers.append(
+            api.call("POST", "/v1/apps/steer/invoke", params={"workflow": "main"}, json={})
+        )
+    )
+    caller.start()
+    fresh: set[str] = set()
+
+    def started() -> bool:
+        fresh.update(seen() - before)
+        return bool(fresh)
+
+    _until(started)
+    execution_id = fresh.pop()
+    assert api.call("POST", f"/v1/executions/{execution_id}/stop").status_code == 200
+    caller.join(timeout=30)
+    assert answers, "the synchronous caller got no answer"
+    body = answers[0].json()
+    assert (body["execution_id"], body["status"]) == (execution_id, "ABORTED")
+    assert body["error"] == "States.Aborted" and body["cause"] == "stopped by admin"
+
+
+def test_stop_endsATimerLoop(api: Api, cluster_config: ClusterConfig) -> None:
+    execution_id = api.start("loop", {})
+    time.sleep(2.5)  # a few turns of the loop
+    assert api.call("POST", f"/v1/executions/{execution_id}/stop").status_code == 200
+    time.sleep(3)  # a turn still under way ends at its next event
+    bus = redis.Redis(
+        unix_socket_path=str(cluster_config.redis_socket),
+        password=cluster_config.redis_password,
+    )
+    timers = [t for t in bus.zrange("sand:timers", 0, -1) if execution_id.encode() in t]
+    assert timers == []
+    assert api.status(execution_id)["status"] == "ABORTED"
+
+
+def test_stop_refusesUnknownAndFinished(api: Api) -> None:
+    unknown = api.call("POST", "/v1/executions/" + "0" * 32 + "/stop")
+    assert unknown.status_code == 404 and "0" * 32 in unknown.json()["error"]
+    done = api.call(
+        "POST", "/v1/apps/steer/invoke", params={"workflow": "main"}, json={"sleep_s": 0}
+    ).json()
+    assert done["status"] == "SUCCEEDED"
+    refused = api.call("POST", f"/v1/executions/{done['execution_id']}/stop")
+    assert refused.status_code == 409 and "SUCCEEDED" in refused.json()["error"]
+    bad = api.call("POST", f"/v1/executions/{done['execution_id']}/stop", json=["no"])
+    assert bad.status_code in (400, 409)
+
+
+def test_redrive_resumesAtTheFailedState_keepingWhatSucceeded(api: Api) -> None:
+    execution_id = api.start("redrive", {"order": 7})
+    failed = api.wait(execution_id)
+    assert (failed["status"], failed["error"]) == ("FAILED", "RuntimeError")
+    refused = api.call("POST", "/v1/executions/" + "0" * 32 + "/redrive")
+    assert refused.status_code == 404
+
+    def recorded() -> bool:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history")
+        return answer.status_code == 200 and any(
+            e["type"] == "ExecutionFailed" for e in answer.json()["events"]
+        )
+
+    _until(recorded)  # the history is recorded asynchronously
+    redriven = api.call("POST", f"/v1/executions/{execution_id}/redrive")
+    assert redriven.status_code == 202, redriven.text
+    assert (redriven.json()["status"], redriven.json()["redrive_count"]) == ("RUNNING", 1)
+    done = api.wait(execution_id)
+    assert done["status"] == "SUCCEEDED", done
+    assert done["output"]["flaky_runs"] == 2
+    # what succeeded before the failure is kept: the state's input had Prepare's and Fan's work
+    assert done["output"]["seen"] == {"order": 7, "prep": {"prepared": True}, "fan": ["marked"]}
+    logs = _logs(api)
+    assert logs.count(f"flaky run 2 execution={execution_id}") == 1
+
+    def history_done() -> list[dict[str, Any]]:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history", params={"limit": 1000})
+        return list(answer.json()["events"])
+
+    _until(lambda: any(e["type"] == "ExecutionSucceeded" for e in history_done()))
+    events = history_done()
+    entered = [e["state"] for e in events if e["type"] == "StateEntered" and e["path"] == ""]
+    assert entered == ["Prepare", "Fan", "Flaky", "Flaky", "Done"]
+    redrive = next(e for e in events if e["type"] == "ExecutionRedriven")
+    assert (redrive["from_state"], redrive["redrive_count"]) == ("Flaky", 1)
+    succeeded = api.call("POST", f"/v1/executions/{execution_id}/redrive")
+    assert succeeded.status_code == 409 and "SUCCEEDED" in succeeded.json()["error"]
+
+
+# Fields that say where and when an event happened, not what: they differ between runs.
+_RUNTIME_FIELDS = {"at_ms", "host", "pid", "attempt", "duration_ms", "execution_id"}
+
+
+def _shape(events: list[dict[str, Any]]) -> list[tuple[str, str | None, str, tuple[str, ...]]]:
+    """Each event as (type, state, path, its keys but the run-time ones), sorted: the branches
+    of a Parallel and the items of a Map interleave differently from run to run."""
+    return sorted(
+        (e["type"], e["state"], e["path"], tuple(sorted(set(e) - _RUNTIME_FIELDS))) for e in events
+    )
+
+
+def test_history_everyStateType_sameEventsAsTheEmulator(api: Api) -> None:
+    from sand.emulator import emulate
+
+    emulated = emulate(STEER, {"x": 1}, "tour", skip_waits=True)
+    assert emulated.ok, emulated.cause
+    execution_id = api.start("tour", {"x": 1})
+    assert api.wait(execution_id)["status"] == "SUCCEEDED"
+
+    def recorded() -> list[dict[str, Any]]:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history", params={"limit": 1000})
+        assert answer.status_code == 200, answer.text
+        return list(answer.json()["events"])
+
+    _until(lambda: any(e["type"] == "ExecutionSucceeded" for e in recorded()))
+    events = recorded()
+    assert _shape(events) == _shape(list(emulated.steps))
+    types = {e["type"] for e in events}
+    for kind in (
+        "ExecutionStarted", "StateEntered", "StateExited", "TaskScheduled", "TaskStarted",
+        "TaskSucceeded", "TaskFailed", "RetryScheduled", "Caught", "WaitStarted", "WaitEnded",
+        "ParallelStarted", "MapStarted", "BranchSucceeded", "ExecutionSucceeded",
+    ):  # fmt: skip
+        assert kind in types, kind
+    started = [e for e in events if e["type"] == "TaskStarted"]
+    assert all(e["host"] == "host-1" and isinstance(e["pid"], int) for e in started)
+    output = next(e for e in events if e["type"] == "ExecutionSucceeded")["output"]
+    assert output == emulated.output

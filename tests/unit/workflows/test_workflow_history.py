@@ -1,0 +1,294 @@
+"""The engine's history events (decision 0018): every state type, paths, steps, bounds."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from sand_workflows import history, load_workflow_text
+from sand_workflows.driver import GrainContext, run
+from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, Redrive, TaskCall
+
+
+def _asl(states: dict[str, Any], start: str) -> Any:
+    return load_workflow_text(json.dumps({"StartAt": start, "States": states}), source="h.json")
+
+
+def _run(wf: Any, input: Any, grains: dict[str, Any]) -> tuple[Any, list[dict[str, Any]]]:
+    recorder = history.Recorder(host="h1")
+    result = run(wf, input, grains, recorder=recorder)
+    return result, recorder.events
+
+
+def _types(events: list[dict[str, Any]]) -> list[tuple[str, str | None, str]]:
+    return [(e["type"], e["state"], e["path"]) for e in events]
+
+
+def test_task_pass_choice_succeed_in_order_with_processing_steps() -> None:
+    wf = _asl(
+        {
+            "P": {"Type": "Pass", "Result": {"n": 2}, "ResultPath": "$.p", "Next": "T"},
+            "T": {
+                "Type": "Task",
+                "Resource": "double",
+                "InputPath": "$.p",
+                "Parameters": {"v.$": "$.n"},
+                "ResultSelector": {"r.$": "$.out"},
+                "ResultPath": "$.t",
+                "OutputPath": "$.t",
+                "Next": "C",
+            },
+            "C": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.r", "NumericEquals": 4, "Next": "S"}],
+            },
+            "S": {"Type": "Succeed"},
+        },
+        "P",
+    )
+    result, events = _run(wf, {"a": 1}, {"double": lambda e, c: {"out": e["v"] * 2}})
+    assert result == Finished({"r": 4})
+    assert _types(events) == [
+        ("ExecutionStarted", None, ""),
+        ("StateEntered", "P", ""),
+        ("StateExited", "P", ""),
+        ("StateEntered", "T", ""),
+        ("TaskScheduled", "T", ""),
+        ("TaskStarted", "T", ""),
+        ("TaskSucceeded", "T", ""),
+        ("StateExited", "T", ""),
+        ("StateEntered", "C", ""),
+        ("StateExited", "C", ""),
+        ("StateEntered", "S", ""),
+        ("StateExited", "S", ""),
+        ("ExecutionSucceeded", None, ""),
+    ]
+    by = {(e["type"], e["state"]): e for e in events}
+    assert by[("ExecutionStarted", None)]["input"] == {"a": 1}
+    assert by[("StateEntered", "T")]["input"] == {"a": 1, "p": {"n": 2}}
+    scheduled = by[("TaskScheduled", "T")]
+    assert scheduled["grain"] == "double" and scheduled["input"] == {"v": 2}
+    assert scheduled["steps"] == {"input_path": {"n": 2}, "parameters": {"v": 2}}
+    assert by[("TaskSucceeded", "T")]["output"] == {"out": 4}
+    assert by[("StateExited", "T")]["steps"] == {
+        "result": {"out": 4},
+        "result_selector": {"r": 4},
+        "result_path": {"a": 1, "p": {"n": 2}, "t": {"r": 4}},
+        "output_path": {"r": 4},
+    }
+    assert by[("StateExited", "T")]["next"] == "C"
+    assert by[("StateExited", "C")]["next"] == "S"
+    assert by[("ExecutionSucceeded", None)]["output"] == {"r": 4}
+    assert all(e["host"] == "h1" and e["execution_id"] == "exec-1" for e in events)
+    assert all(e["type"] in history.TYPES for e in events)
+    assert [e["at_ms"] for e in events] == sorted(e["at_ms"] for e in events)
+
+
+def test_retry_then_catch_then_fail_state() -> None:
+    wf = _asl(
+        {
+            "T": {
+                "Type": "Task",
+                "Resource": "boom",
+                "Retry": [{"ErrorEquals": ["Boom"], "MaxAttempts": 1, "IntervalSeconds": 1}],
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "F"}],
+                "End": True,
+            },
+            "F": {"Type": "Fail", "Error": "Final", "Cause": "gave up"},
+        },
+        "T",
+    )
+
+    class Boom(Exception):
+        pass
+
+    def boom(event: Any, ctx: GrainContext) -> Any:
+        raise Boom("no")
+
+    result, events = _run(wf, {}, {"boom": boom})
+    assert result == Failed("Final", "gave up")
+    types = [e["type"] for e in events]
+    assert types == [
+        "ExecutionStarted",
+        "StateEntered",
+        "TaskScheduled",
+        "TaskStarted",
+        "TaskFailed",
+        "RetryScheduled",
+        "StateEntered",
+        "TaskScheduled",
+        "TaskStarted",
+        "TaskFailed",
+        "Caught",
+        "StateEntered",
+        "StateFailed",
+        "ExecutionFailed",
+    ]
+    retry = next(e for e in events if e["type"] == "RetryScheduled")
+    assert (retry["error"], retry["delay_s"], retry["retry"]) == ("Boom", 1.0, 1)
+    caught = next(e for e in events if e["type"] == "Caught")
+    assert (caught["state"], caught["next"]) == ("T", "F")
+    failed = [e for e in events if e["type"] == "TaskFailed"]
+    assert all(e["error"] == "Boom" and e["cause"] == "no" for e in failed)
+    assert all(isinstance(e["duration_ms"], int) for e in failed)
+    assert events[-1]["error"] == "Final" and events[-1]["cause"] == "gave up"
+
+
+def test_parallel_and_map_paths_and_branch_events() -> None:
+    wf = _asl(
+        {
+            "Fan": {
+                "Type": "Parallel",
+                "Branches": [
+                    {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}},
+                    {
+                        "StartAt": "Each",
+                        "States": {
+                            "Each": {
+                                "Type": "Map",
+                                "ItemsPath": "$.xs",
+                                "ItemProcessor": {
+                                    "StartAt": "Inc",
+                                    "States": {
+                                        "Inc": {"Type": "Task", "Resource": "inc", "End": True}
+                                    },
+                                },
+                                "End": True,
+                            }
+                        },
+                    },
+                ],
+                "End": True,
+            }
+        },
+        "Fan",
+    )
+    result, events = _run(wf, {"xs": [1, 2]}, {"inc": lambda e, c: e + 1})
+    assert result == Finished([{"xs": [1, 2]}, [2, 3]])
+    started = next(e for e in events if e["type"] == "ParallelStarted")
+    assert (started["state"], started["branches"], started["path"]) == ("Fan", 2, "")
+    mapped = next(e for e in events if e["type"] == "MapStarted")
+    assert (mapped["state"], mapped["items"], mapped["path"]) == ("Each", 2, "Fan[1]")
+    inner = {e["path"] for e in events if e["type"] == "TaskSucceeded"}
+    assert inner == {"Fan[1]/Each[0]", "Fan[1]/Each[1]"}
+    branches = [(e["path"], e["output"]) for e in events if e["type"] == "BranchSucceeded"]
+    assert ("Fan[0]", {"xs": [1, 2]}) in branches
+    assert ("Fan[1]/Each[0]", 2) in branches and ("Fan[1]", [2, 3]) in branches
+    assert events[-2]["type"] == "StateExited" and events[-2]["state"] == "Fan"
+
+
+def test_a_failed_branch_and_wait_events() -> None:
+    wf = _asl(
+        {
+            "W": {"Type": "Wait", "Seconds": 5, "Next": "Fan"},
+            "Fan": {
+                "Type": "Parallel",
+                "Branches": [
+                    {"StartAt": "X", "States": {"X": {"Type": "Fail", "Error": "E"}}},
+                ],
+                "End": True,
+            },
+        },
+        "W",
+    )
+    result, events = _run(wf, {}, {})
+    assert result == Failed("E", "")
+    types = _types(events)
+    assert ("WaitStarted", "W", "") in types and ("WaitEnded", "W", "") in types
+    assert next(e for e in events if e["type"] == "WaitStarted")["seconds"] == 5
+    assert ("BranchFailed", None, "Fan[0]") in types
+    assert ("StateFailed", "Fan", "") in types
+    assert types[-1] == ("ExecutionFailed", None, "")
+
+
+def test_native_workflow_events() -> None:
+    wf = load_workflow_text("entry: a\ngrains: {a: {next: [b]}, b: {}}\n")
+    result, events = _run(wf, 1, {"a": lambda e, c: e + 1, "b": lambda e, c: e * 10})
+    assert result == Finished(20)
+    assert [(e["type"], e["state"]) for e in events] == [
+        ("ExecutionStarted", None),
+        ("TaskScheduled", "a"),
+        ("TaskStarted", "a"),
+        ("TaskSucceeded", "a"),
+        ("TaskScheduled", "b"),
+        ("TaskStarted", "b"),
+        ("TaskSucceeded", "b"),
+        ("ExecutionSucceeded", None),
+    ]
+
+
+def test_nothing_is_recorded_without_a_recording() -> None:
+    wf = _asl({"P": {"Type": "Pass", "End": True}}, "P")
+    outside = history.Recorder()
+    assert run(wf, 1, {}) == Finished(1)
+    assert outside.events == [] and not history.active()
+
+
+def test_large_values_are_truncated_with_a_mark() -> None:
+    wf = _asl({"P": {"Type": "Pass", "End": True}}, "P")
+    big = {"blob": "x" * 40_000}
+    _, events = _run(wf, big, {})
+    started = events[0]["input"]
+    assert started["truncated"] is True and started["bytes"] > 40_000
+    assert started["preview"].startswith('{"blob":"xxx') and len(started["preview"]) == 1024
+    assert history.bounded({"small": 1}) == {"small": 1}
+
+
+def test_path_survives_state_names_with_slashes_and_hashes() -> None:
+    wf = _asl(
+        {
+            "a/b#c": {
+                "Type": "Map",
+                "ItemProcessor": {
+                    "StartAt": "I",
+                    "States": {"I": {"Type": "Pass", "End": True}},
+                },
+                "End": True,
+            }
+        },
+        "a/b#c",
+    )
+    _, events = _run(wf, [7], {})
+    assert {e["path"] for e in events if e["state"] == "I"} == {"a/b#c[0]"}
+
+
+def test_redrive_starts_at_the_failed_state_with_the_original_execution() -> None:
+    wf = _asl(
+        {
+            "A": {"Type": "Pass", "Result": "a", "ResultPath": "$.a", "Next": "B"},
+            "B": {"Type": "Task", "Resource": "b", "End": True},
+        },
+        "A",
+    )
+    engine = Engine(wf, InMemoryStore())
+    recorder = history.Recorder()
+    with history.recording(recorder):
+        actions = engine.start(
+            "e1", {"orig": True}, "2026-01-01T00:00:00.000Z", redrive=Redrive("B", {"x": 1}, 2)
+        )
+    assert len(actions) == 1 and isinstance(actions[0], TaskCall)
+    assert actions[0].input == {"x": 1}
+    assert actions[0].context["Execution"]["Input"] == {"orig": True}
+    redriven = recorder.events[0]
+    assert redriven["type"] == "ExecutionRedriven"
+    assert (redriven["from_state"], redriven["redrive_count"]) == ("B", 2)
+    assert [e["type"] for e in recorder.events][1:] == ["StateEntered", "TaskScheduled"]
+
+
+def test_redrive_refuses_an_inner_state_and_native_workflows() -> None:
+    wf = _asl(
+        {
+            "M": {
+                "Type": "Map",
+                "ItemProcessor": {"StartAt": "I", "States": {"I": {"Type": "Pass", "End": True}}},
+                "End": True,
+            }
+        },
+        "M",
+    )
+    with pytest.raises(ValueError, match="no top-level state 'I'"):
+        Engine(wf, InMemoryStore()).start("e", [], redrive=Redrive("I", 1, 1))
+    native = load_workflow_text("entry: a\ngrains: {a: {}}\n")
+    with pytest.raises(ValueError, match="native format"):
+        Engine(native, InMemoryStore()).start("e", 1, redrive=Redrive("a", 1, 1))
