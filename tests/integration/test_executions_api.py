@@ -35,6 +35,7 @@ from sand_worker.bus import FINAL_FLAG, EventFlag, EventKind, EventMessage, enco
 pytestmark = pytest.mark.integration
 
 HELLO = Path(__file__).resolve().parents[2] / "examples" / "hello"
+STEER = Path(__file__).resolve().parent / "apps" / "steer"
 WAIT_S = 60
 
 
@@ -100,6 +101,20 @@ def app(alice: Tenant, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
     shutil.copytree(HELLO, copy)
     manifest = copy / "app.yaml"
     manifest.write_text(manifest.read_text().replace("name: hello", f"name: {name}"))
+    alice.client.deploy(copy, backend="process")
+    yield name
+    alice.client.undeploy(name)
+
+
+@pytest.fixture(scope="module")
+def asl_app(alice: Tenant, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The ASL test app `steer` under a name of alice's own (workflow `tour`: every kind of
+    state once)."""
+    name = f"steer-{alice.name}"
+    copy = tmp_path_factory.mktemp("apps") / name
+    shutil.copytree(STEER, copy)
+    manifest = copy / "app.yaml"
+    manifest.write_text(manifest.read_text().replace("name: steer", f"name: {name}"))
     alice.client.deploy(copy, backend="process")
     yield name
     alice.client.undeploy(name)
@@ -520,3 +535,40 @@ def test_history_keepsAtMost10000Events_andSaysTruncated(
     assert len(events) == 10_000
     assert events[0]["type"] == "ExecutionStarted"
     assert [e["at_ms"] for e in events[1:]] == list(range(t0 + 1, t0 + 10_000))
+
+
+def test_realAslExecution_isListedShownAndHasItsHistory(api: Api, asl_app: str) -> None:
+    """A named execution of an ASL workflow, run by the grain instances: its history starts
+    with ExecutionStarted (input, name, start) and ends with ExecutionSucceeded, in time
+    order; it is listed SUCCEEDED under its start and name."""
+    name = f"tour-{secrets.token_hex(4)}"
+    answer = api.invoke(asl_app, {"x": 1}, workflow="tour", name=name)
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "SUCCEEDED"
+    execution_id = answer.headers["X-Sand-Execution-Id"]
+
+    def history() -> list[dict[str, Any]] | None:
+        reply = api.get(f"/v1/executions/{execution_id}/history", limit="1000")
+        if reply.status_code != 200:
+            return None
+        events: list[dict[str, Any]] = reply.json()["events"]
+        return events if events and events[-1]["type"] == "ExecutionSucceeded" else None
+
+    events = _eventually(history, "the execution's whole history")
+    started = events[0]
+    assert started["type"] == "ExecutionStarted"
+    assert started["input"] == {"x": 1} and started["name"] == name
+    assert started["app"] == asl_app and started["workflow"] == "tour"
+    assert [e["at_ms"] for e in events] == sorted(e["at_ms"] for e in events)
+    assert {"StateEntered", "StateExited", "TaskScheduled", "TaskSucceeded"} <= {
+        e["type"] for e in events
+    }
+
+    def listed() -> dict[str, Any] | None:
+        rows = _listed(api, app=asl_app, status="SUCCEEDED")
+        return next((row for row in rows if row["execution_id"] == execution_id), None)
+
+    row = _eventually(listed, "the execution listed SUCCEEDED")
+    assert row["name"] == name and row["workflow"] == "tour"
+    assert row["started_ms"] == started.get("started_ms", started["at_ms"])
+    assert row["finished_ms"] >= row["started_ms"]
