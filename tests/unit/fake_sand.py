@@ -3,8 +3,11 @@ bearer token and a host agent that asks for the internal secret, over one store 
 and tokens, each an ``http.server`` in a thread on 127.0.0.1.
 
 It plays the contract of issue 11 (``/v1/whoami``, ``/v1/users``, ``/v1/tokens``; 401 with
-``WWW-Authenticate`` without a valid token, 403 for a non-admin on an admin route) and
-records every request (method, path, headers) so a test can check what a client sent.
+``WWW-Authenticate`` without a valid token, 403 for a non-admin on an admin route), the
+executions routes of issue 13 (``/v1/executions`` list, document, history, stop, redrive;
+an idempotent ``invoke?name=``; another user's execution answers 404 like a missing one;
+see ``tests/unit/fake_executions.py``) and records every request (method, path, headers) so
+a test can check what a client sent.
 """
 
 from __future__ import annotations
@@ -17,9 +20,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.unit.fake_executions import ExecutionStore, Reply
 
 NOT_VALID = "the token is not valid (unknown, revoked or expired)"
+HEALTH = {
+    "status": "ok",
+    "service": "frontend",
+    "frontend_id": "fe-0",
+    "port": 0,
+    "pid": 0,
+    "redis": "/fake/redis.sock",
+}
 
 
 @dataclass
@@ -38,6 +51,7 @@ class Store:
     users: dict[str, str] = field(default_factory=dict)
     tokens: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
+    executions: ExecutionStore = field(default_factory=ExecutionStore)
 
     def add_user(self, name: str, role: str = "user") -> None:
         self.users[name] = role
@@ -67,6 +81,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_DELETE(self) -> None:
         self._handle()
 
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+
     def _handle(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -75,7 +93,7 @@ class _Handler(BaseHTTPRequestHandler):
         store.requests.append(Recorded(self.command, self.path, dict(self.headers), body))
         url = urlsplit(self.path)
         if url.path == "/health":
-            return self._send(200, {"status": "ok"})
+            return self._send(200, HEALTH)
         caller = self._caller()
         if caller is None:
             return
@@ -86,8 +104,15 @@ class _Handler(BaseHTTPRequestHandler):
         if route == ("GET", "v1", "whoami"):
             token_id = "tok_system" if user == "system" else store.tokens[self._bearer()][0]
             return self._send(200, {"user": user, "role": role, "token_id": token_id})
-        if route == ("GET", "v1", "apps"):
-            return self._send(200, {"apps": []})
+        if route == ("GET", "v1", "apps") and len(parts) == 2:
+            return self._send(200, {"apps": store.executions.apps_of(user, role)})
+        if parts[:2] in (["v1", "executions"], ["v1", "apps"]):
+            segments = [unquote(p) for p in parts[2:]]
+            reply = store.executions.handle(
+                self.command, parts[1], segments, query, body, user, role
+            )
+            if reply is not None:
+                return self._reply(reply)
         if parts[:2] == ["v1", "users"]:
             if role != "admin":
                 return self._send(403, {"error": "only an admin may manage users"})
@@ -161,11 +186,23 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(404, {"error": f"no token '{rest[0]}'"})
         return self._send(404, {"error": "no such route"})
 
-    def _send(self, status: int, doc: Any, *, bearer: bool = False) -> None:
+    def _reply(self, reply: Reply) -> None:
+        self._send(reply.status, reply.doc, headers=reply.headers)
+
+    def _send(
+        self,
+        status: int,
+        doc: Any,
+        *,
+        bearer: bool = False,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = json.dumps(doc).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         if bearer:
             self.send_header("WWW-Authenticate", 'Bearer realm="sand"')
         self.end_headers()

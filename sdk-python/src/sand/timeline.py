@@ -57,13 +57,23 @@ def line(event: dict[str, Any], t0_ms: int) -> str:
     if kind in _FAILURES:
         error = escape(str(event.get("error") or ""))
         cause = escape(str(event.get("cause") or ""))
-        return f"{head}[bold red]{kind}[/bold red] [red]{error}[/red]: {cause}"
+        ran = _details(event, _RAN)  # where a failed task ran, and how long
+        return f"{head}[bold red]{kind}[/bold red] [red]{error}[/red]: {cause}" + (
+            f"  {ran}" if ran else ""
+        )
+    style = "green" if kind.endswith("Succeeded") else "bold" if kind == "StateEntered" else ""
+    name = f"[{style}]{kind}[/{style}]" if style else kind
+    return f"{head}{name}  " + _details(event, _DETAILS.get(kind, ()))
+
+
+_RAN: Final = (("grain", "grain"), ("host", "host"), ("pid", "pid"), ("duration_ms", "ms"))
+
+
+def _details(event: dict[str, Any], keys: tuple[tuple[str, str], ...]) -> str:
     parts = []
-    for key, label in _DETAILS.get(kind, ()):
+    for key, label in keys:
         if event.get(key) is not None:
             value = event[key]
             shown = short(value) if key in ("input", "output") else escape(str(value))
             parts.append(f"[dim]{label}[/dim] {shown}")
-    style = "green" if kind.endswith("Succeeded") else "bold" if kind == "StateEntered" else ""
-    name = f"[{style}]{kind}[/{style}]" if style else kind
-    return f"{head}{name}  " + "  ".join(parts)
+    return "  ".join(parts)

@@ -4,7 +4,6 @@ invoke, result, logs."""
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import json
 import sys
@@ -13,7 +12,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 import click
 from rich.table import Table
@@ -235,14 +234,9 @@ def invoke(
     api = client(url)
     try:
         if trace:
-            # `trace=` and `Execution.trace` are the typed client's (issue 13); until it is
-            # merged, this client cannot ask for the trace: say so, not a TypeError
-            if "trace" not in inspect.signature(api.invoke).parameters:
-                error_exit("--trace needs a client that can ask for the trace", 2)
-            traced: Any = cast(Any, api).invoke(
+            execution = api.invoke(
                 app, payload, workflow=workflow, wait=not is_async, via=via, trace=True
             )
-            execution = traced
         else:
             execution = api.invoke(app, payload, workflow=workflow, wait=not is_async, via=via)
     except SandApiError as exc:
@@ -252,7 +246,7 @@ def invoke(
     if is_async:
         emit_json({"execution_id": execution.execution_id}, indent=None)
         return
-    spans = getattr(execution, "trace", None) if trace else None
+    spans = execution.trace if trace else None
     if spans is not None and not as_json:
         stderr().print(trace_table(spans))
     _print_execution(execution, {"trace": spans} if trace else {})

@@ -52,6 +52,12 @@ final class JsonHttp {
 
   /** Turns the errors Jetty generates itself (bad requests, unhandled exceptions) into JSON. */
   static final class JsonErrorHandler extends ErrorHandler {
+    /** Every method gets its error as JSON (Jetty's default answers only GET, POST, HEAD). */
+    @Override
+    public boolean errorPageForMethod(String method) {
+      return true;
+    }
+
     @Override
     protected void generateResponse(
         Request request,

@@ -212,6 +212,11 @@ final class AccessHandler extends Handler.Abstract {
     if (user == null) {
       throw invalid("'user' is required: whose token to make");
     }
+    try {
+      Names.requireUser(user);
+    } catch (IllegalArgumentException e) {
+      throw invalid("'user': " + e.getMessage());
+    }
     if (!user.equals(caller.user())) {
       requireAdmin(caller, "making a token for another user");
     }

@@ -1,11 +1,11 @@
-"""The client SDK: deploy, invoke and inspect applications, manage users and tokens over
-the HTTP API.
+"""``SandClient``: every operation of ``frontend/openapi.yaml`` as a blocking method.
 
 Every call carries ``Authorization: Bearer <token>``: the token given, or the one
 :func:`sand.credentials.resolve_token` finds ($SAND_TOKEN, the file `sand login` writes,
 this machine's cluster's admin token). Every method blocks until the server answers and
-raises ``SandApiError`` for an answer that is not a success, with the server's message and,
-for 401 and 403, what to do about it. See ``frontend/openapi.yaml`` for the API itself.
+raises a :class:`~sand.client.errors.SandApiError` subclass for an answer that is not a
+success (``NotFound``, ``Conflict``, ...), with the server's message and, for 401 and 403,
+what to do about it. Which method serves which operation is ``sand.client.operations``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import io
 import json
 import tarfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -22,96 +22,27 @@ from urllib.parse import quote
 import requests
 import requests.auth
 
+from sand.client.errors import SandApiError, Unreachable, error_for
+from sand.client.models import (
+    AppInfo,
+    Execution,
+    ExecutionPage,
+    ExecutionSummary,
+    Health,
+    HistoryEvent,
+    HistoryPage,
+    Identity,
+    NewToken,
+    TokenInfo,
+    User,
+)
 from sand.credentials import INTERNAL_HEADER, TOKEN_ENV, resolve_token
 
 _SKIP = {"__pycache__", ".git", ".venv", ".pytest_cache", ".mypy_cache"}
 
-
-class SandApiError(Exception):
-    """The API refused a request; ``status`` is the HTTP status, ``body`` its JSON."""
-
-    def __init__(self, status: int, message: str, body: Any = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = body
-
-
-@dataclass(frozen=True, slots=True)
-class Execution:
-    """An execution's state: ``output`` when SUCCEEDED, ``error``/``cause`` when FAILED."""
-
-    execution_id: str
-    status: str  # a sand.contracts.ExecutionStatus value, or "UNKNOWN"
-    output: Any = None
-    error: str | None = None
-    cause: str | None = None
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> Execution:
-        return cls(
-            execution_id=str(doc.get("execution_id", "")),
-            status=str(doc.get("status", "UNKNOWN")),
-            output=doc.get("output"),
-            error=doc.get("error"),
-            cause=doc.get("cause"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Who the server takes the caller for (``GET /v1/whoami``)."""
-
-    user: str
-    role: str  # "user" or "admin"
-    token_id: str
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> Identity:
-        return cls(str(doc["user"]), str(doc["role"]), str(doc.get("token_id", "")))
-
-
-@dataclass(frozen=True, slots=True)
-class User:
-    name: str
-    role: str  # "user" or "admin"
-    created: str | None  # ISO-8601
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> User:
-        return cls(str(doc["name"]), str(doc["role"]), doc.get("created"))
-
-
-@dataclass(frozen=True, slots=True)
-class TokenInfo:
-    """A token as listed: everything but the token itself, which the server keeps hashed."""
-
-    id: str
-    user: str
-    label: str | None
-    created: str | None  # ISO-8601
-    expires: str | None  # ISO-8601; None: never
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> TokenInfo:
-        return cls(
-            id=str(doc["id"]),
-            user=str(doc["user"]),
-            label=doc.get("label"),
-            created=doc.get("created"),
-            expires=doc.get("expires"),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class NewToken:
-    """A token just created: ``token`` is its only appearance (left out of ``repr``)."""
-
-    info: TokenInfo
-    token: str = field(repr=False)
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> NewToken:
-        return cls(TokenInfo.from_json(doc), str(doc["token"]))
+# Response headers of invoke (decision 0004, issue 13's idempotent start).
+EXECUTION_ID_HEADER = "X-Sand-Execution-Id"
+EXISTING_HEADER = "X-Sand-Existing"
 
 
 def pack_app(app_dir: Path) -> bytes:
@@ -169,6 +100,22 @@ class SandClient:
         given to the constructor, or there is none."""
         return self._token_source
 
+    # -- health ------------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        """The answering frontend's liveness; a 503 (Redis unreachable) is returned, not
+        raised: ``status`` is then ``unavailable`` and ``error`` says why."""
+        response = self._send("GET", "/health")
+        if response.status_code not in (200, 503):
+            raise self._error(response)
+        return Health.from_json(response.json())
+
+    def healthy(self) -> bool:
+        """``HEAD /health``: True when the frontend serves and reaches Redis."""
+        return self._send("HEAD", "/health").status_code == 200
+
+    # -- applications --------------------------------------------------------------------------
+
     def deploy(
         self,
         app_dir: Path,
@@ -179,7 +126,8 @@ class SandClient:
         remote_grains: tuple[str, ...] = (),
         placement: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Upload and deploy; calls ``on_progress`` with each progress line; returns the app.
+        """Upload and deploy; calls ``on_progress`` with each progress line; returns the app's
+        document (``AppInfo.from_json`` types it).
 
         ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend.
         ``backups=False`` deploys without the copies of every event for the global bus (only
@@ -214,23 +162,39 @@ class SandClient:
                 on_progress(line)
         if last.get("status") != "deployed":
             problems = last.get("problems") or [last.get("error", "deploy failed")]
-            raise SandApiError(response.status_code, "\n".join(map(str, problems)), last)
+            status = int(last.get("http_status") or response.status_code)
+            raise error_for(status, "\n".join(map(str, problems)), last)
         app: dict[str, Any] = last["app"]
         return app
 
     def undeploy(self, app: str) -> None:
-        self._json("DELETE", f"/v1/apps/{app}")
+        self._json("DELETE", f"/v1/apps/{_segment(app)}")
 
     def apps(self) -> list[dict[str, Any]]:
+        """The deployed applications' documents as the agent sent them (``list_apps`` types
+        them)."""
         result: list[dict[str, Any]] = self._json("GET", "/v1/apps")["apps"]
         return result
 
+    def list_apps(self) -> list[AppInfo]:
+        """The deployed applications the caller may see."""
+        return [AppInfo.from_json(doc) for doc in self.apps()]
+
     def app(self, app: str) -> dict[str, Any]:
-        result: dict[str, Any] = self._json("GET", f"/v1/apps/{app}")
+        """One application's document as the agent sent it (``describe`` types it)."""
+        result: dict[str, Any] = self._json("GET", f"/v1/apps/{_segment(app)}")
         return result
 
+    def describe(self, app: str) -> AppInfo:
+        """One application's metadata; ``NotFound`` when it is not deployed (or not yours)."""
+        return AppInfo.from_json(self.app(app))
+
     def logs(self, app: str, tail: int = 200) -> str:
-        return str(self._json("GET", f"/v1/apps/{app}/logs?tail={tail}")["logs"])
+        return str(
+            self._json("GET", f"/v1/apps/{_segment(app)}/logs", params={"tail": tail})["logs"]
+        )
+
+    # -- executions ----------------------------------------------------------------------------
 
     def invoke(
         self,
@@ -240,21 +204,124 @@ class SandClient:
         workflow: str | None = None,
         wait: bool = True,
         via: str | None = None,
+        name: str | None = None,
+        trace: bool = False,
+        timeout_s: int | None = None,
     ) -> Execution:
         """Run a workflow: wait for its result (``wait``) or return at once with its id.
 
+        ``name`` makes the start idempotent: a second start of ``app`` with the same name and
+        input returns the first one's execution (``existing`` True); with another input it
+        raises ``Conflict``. ``trace`` records per-grain spans (``Execution.trace``).
+        ``timeout_s``: how long a waiting call waits before it answers RUNNING.
         ``via="kafka"`` enters through the entry grain's Kafka topic instead of the local
         bus (the paper's external path; slower, kept for comparison)."""
-        params = {"mode": "sync" if wait else "async"}
+        params: dict[str, Any] = {"mode": "sync" if wait else "async"}
         if via:
             params["via"] = via
         if workflow:
             params["workflow"] = workflow
-        doc = self._json("POST", f"/v1/apps/{app}/invoke", params=params, body=payload)
-        return Execution.from_json(doc)
+        if name is not None:
+            params["name"] = name
+        if trace:
+            params["trace"] = "1"
+        if timeout_s is not None:
+            params["timeout_s"] = timeout_s
+        response = self._send(
+            "POST", f"/v1/apps/{_segment(app)}/invoke", params=params, body=payload
+        )
+        existing = response.headers.get(EXISTING_HEADER) == "1"
+        return Execution.from_json(_body(response), existing=existing)
+
+    def execution(self, execution_id: str) -> Execution:
+        """The execution's document: status, input, output or error and cause, times.
+        ``NotFound`` names the id when there is none (or it is another user's)."""
+        return Execution.from_json(self._json("GET", f"/v1/executions/{_segment(execution_id)}"))
 
     def result(self, execution_id: str) -> Execution:
-        return Execution.from_json(self._json("GET", f"/v1/executions/{execution_id}"))
+        """The same as ``execution`` (its older name)."""
+        return self.execution(execution_id)
+
+    def executions(
+        self,
+        *,
+        app: str | None = None,
+        status: str | None = None,
+        since: int | str | datetime | None = None,
+        limit: int | None = None,
+        page: str | None = None,
+    ) -> ExecutionPage:
+        """One page of executions, newest first, of the caller's apps (an admin: all).
+
+        ``status``: RUNNING, SUCCEEDED, FAILED or ABORTED; ``since``: epoch ms, an RFC 3339
+        string, or an aware ``datetime``; ``limit``: 1..1000 (server default 100); ``page``:
+        the previous page's ``next_page``. A bad value raises ``BadRequest`` naming it."""
+        params: dict[str, Any] = {}
+        for key, value in (("app", app), ("status", status), ("limit", limit), ("page", page)):
+            if value is not None:
+                params[key] = value
+        if since is not None:
+            params["since"] = _since(since)
+        return ExecutionPage.from_json(self._json("GET", "/v1/executions", params=params))
+
+    def all_executions(
+        self,
+        *,
+        app: str | None = None,
+        status: str | None = None,
+        since: int | str | datetime | None = None,
+        limit: int | None = None,
+    ) -> Iterator[ExecutionSummary]:
+        """Every execution ``executions`` would list, page after page (``limit`` per page),
+        fetched lazily as the iterator is consumed."""
+        page: str | None = None
+        while True:
+            listed = self.executions(app=app, status=status, since=since, limit=limit, page=page)
+            yield from listed.executions
+            if not listed.next_page:
+                return
+            page = listed.next_page
+
+    def history(
+        self, execution_id: str, *, limit: int | None = None, page: str | None = None
+    ) -> HistoryPage:
+        """One page of the execution's recorded events, in order (server default 200, at
+        most 1000 per page)."""
+        params: dict[str, Any] = {}
+        if limit is not None:
+            params["limit"] = limit
+        if page is not None:
+            params["page"] = page
+        path = f"/v1/executions/{_segment(execution_id)}/history"
+        return HistoryPage.from_json(self._json("GET", path, params=params))
+
+    def all_history(self, execution_id: str, *, limit: int | None = None) -> Iterator[HistoryEvent]:
+        """Every recorded event of the execution, page after page, lazily."""
+        page: str | None = None
+        while True:
+            listed = self.history(execution_id, limit=limit, page=page)
+            yield from listed.events
+            if not listed.next_page:
+                return
+            page = listed.next_page
+
+    def stop(
+        self, execution_id: str, *, error: str | None = None, cause: str | None = None
+    ) -> Execution:
+        """End a running execution as ABORTED (its running grains are killed); the server
+        defaults ``error`` to ``States.Aborted`` and ``cause`` to "stopped by <user>".
+        ``Conflict`` when it has already finished (the message names its status)."""
+        body = {k: v for k, v in (("error", error), ("cause", cause)) if v is not None}
+        return Execution.from_json(
+            self._json("POST", f"/v1/executions/{_segment(execution_id)}/stop", body=body)
+        )
+
+    def redrive(self, execution_id: str) -> Execution:
+        """Run a FAILED or ABORTED execution again from the state that failed, keeping what
+        succeeded; returns it RUNNING with ``redrive_count`` raised. ``Conflict`` when it
+        did not fail, or no history was recorded for it (the message says which)."""
+        path = f"/v1/executions/{_segment(execution_id)}/redrive"
+        return Execution.from_json(self._json("POST", path, body={}))
 
     # -- identity, users and tokens ---------------------------------------------------------
 
@@ -304,9 +371,18 @@ class SandClient:
         """Revoke one of the caller's tokens (an admin: anyone's); it stops working at once."""
         self._json("DELETE", f"/v1/tokens/{_segment(token_id)}")
 
+    # -- the wire ----------------------------------------------------------------------------
+
     def _json(
-        self, method: str, path: str, *, params: dict[str, str] | None = None, body: Any = None
+        self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
     ) -> Any:
+        return _body(self._send(method, path, params=params, body=body))
+
+    def _send(
+        self, method: str, path: str, *, params: dict[str, Any] | None = None, body: Any = None
+    ) -> requests.Response:
+        """The answer to one request; raises for a refusal (status >= 400, except a health
+        check's 503, which ``health`` reads) or when the gateway cannot be reached."""
         data = None if body is None and method != "POST" else json.dumps(body).encode()
         try:
             response = self._session.request(
@@ -319,16 +395,16 @@ class SandClient:
             )
         except requests.ConnectionError as exc:
             raise _unreachable(self._base) from exc
-        if response.status_code >= 400:
+        if response.status_code >= 400 and not (path == "/health" and response.status_code == 503):
             raise self._error(response)
-        return response.json() if response.content else None
+        return response
 
     def _error(self, response: requests.Response) -> SandApiError:
         """The server's refusal, saying what to do when it is about who is calling."""
         error = _error(response)
         if self._internal:  # SAND's own call: signing in is not the answer
             return error
-        server = _server_message(error.body) or "refused"
+        server = error.server_message or "refused"
         if response.status_code == 401:
             if not self._has_token:
                 message = (
@@ -340,16 +416,29 @@ class SandClient:
                     f"the token{source} was refused (unknown, revoked or expired): "
                     "run `sand login` again"
                 )
-            return SandApiError(401, message, error.body)
+            return error_for(401, message, error.body)
         if response.status_code == 403:
-            return SandApiError(
+            return error_for(
                 403, f"not allowed: {server} (this needs an admin's token)", error.body
             )
         return error
 
 
+def _body(response: requests.Response) -> Any:
+    return response.json() if response.content else None
+
+
+def _since(since: int | str | datetime) -> str:
+    """``since`` as the API takes it: epoch ms, or RFC 3339."""
+    if isinstance(since, datetime):
+        if since.tzinfo is None:
+            raise ValueError(f"since: a datetime needs a time zone (RFC 3339), got {since!r}")
+        return since.isoformat()
+    return str(since)
+
+
 def _unreachable(base: str) -> SandApiError:
-    return SandApiError(0, f"cannot reach SAND at {base} (is `sand up` running?)")
+    return Unreachable(0, f"cannot reach SAND at {base} (is `sand up` running?)")
 
 
 def _lines(response: requests.Response) -> Iterator[dict[str, Any]]:
@@ -378,18 +467,12 @@ def _segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def _server_message(body: Any) -> str | None:
-    if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return str(body["error"])
-    return None
-
-
 def _error(response: requests.Response) -> SandApiError:
     try:
         body = response.json()
         message = body.get("error") or body.get("message") or response.text
         if body.get("problems"):
             message = "\n".join(map(str, body["problems"]))
-    except ValueError:
+    except (ValueError, AttributeError):
         body, message = None, response.text.strip() or response.reason
-    return SandApiError(response.status_code, f"HTTP {response.status_code}: {message}", body)
+    return error_for(response.status_code, f"HTTP {response.status_code}: {message}", body)
