@@ -79,3 +79,16 @@ def test_tracing_offByDefault_endpointValidated() -> None:
     assert load_config(env={"SAND_TRACING_OTLP_ENDPOINT": url}).otlp_endpoint == url
     with pytest.raises(ConfigError, match=r"tracing.otlp_endpoint .* got 'ftp://x'"):
         load_config(env={}, overrides={"tracing": {"otlp_endpoint": "ftp://x"}})
+
+
+def test_executionRetention_defaultsTo30Days_andIsReadFromTheEnvironment() -> None:
+    """[executions] retention_days is 30 unless a layer says otherwise."""
+    assert load_config(env={}).execution_retention_days == 30
+    config = load_config(env={"SAND_EXECUTIONS_RETENTION_DAYS": "7"})
+    assert config.execution_retention_days == 7
+
+
+def test_executionRetention_zero_namesKeyAndRule() -> None:
+    """A retention of 0 days would drop every record at once: refused."""
+    with pytest.raises(ConfigError, match=r"executions.retention_days .* from 1 to 3650, got 0"):
+        load_config(env={}, overrides={"executions": {"retention_days": 0}})

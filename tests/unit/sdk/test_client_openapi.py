@@ -39,25 +39,11 @@ METHODS = ("get", "head", "post", "put", "patch", "delete")
 # prints. A test fails as soon as the document catches up with one (take it out then), and
 # for any mismatch not listed here.
 PENDING_IN_DOCUMENT: dict[str, frozenset[str]] = {
-    "operations": frozenset(
-        f"{route}: a row of OPERATIONS, but openapi.yaml does not describe it"
-        for route in (
-            "GET /v1/executions",
-            "GET /v1/executions/{id}/history",
-            "POST /v1/executions/{id}/redrive",
-            "POST /v1/executions/{id}/stop",
-        )
-    ),
-    "parameters": frozenset(
-        {"POST /v1/apps/{app}/invoke: OPERATIONS maps 'name', which is not documented"}
-    ),
-    "models": frozenset(
-        f"Execution.{name}: not a property of any schema it is read from; remove it or mark "
-        "it LOCAL_FIELDS"
-        for name in ("input", "name", "redrive_count", "trace")
-    ),
+    "operations": frozenset(),
+    "parameters": frozenset(),
+    "models": frozenset(),
     "statuses": frozenset(),
-    "enums": frozenset({"ExecutionDocument.status: the document lacks ['ABORTED']"}),
+    "enums": frozenset(),
 }
 
 
@@ -476,9 +462,12 @@ def test_aNewStatus_withoutAClass_isNamed(spec: Spec) -> None:
     ]
 
 
-def test_aPendingEntry_theDocumentResolves_mustLeaveThePendingSet() -> None:
+def test_aPendingEntry_theDocumentResolves_mustLeaveThePendingSet(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Once the document describes what was pending, the test asks to take it out."""
-    pending = next(iter(PENDING_IN_DOCUMENT["operations"]))
+    pending = "GET /v1/pending: a row of OPERATIONS, but openapi.yaml does not describe it"
+    monkeypatch.setitem(PENDING_IN_DOCUMENT, "operations", frozenset({pending}))
     assert unexpected("operations", []) == [
         f"resolved in openapi.yaml, remove from PENDING_IN_DOCUMENT['operations']: {p}"
         for p in sorted(PENDING_IN_DOCUMENT["operations"])

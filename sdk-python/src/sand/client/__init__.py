@@ -14,6 +14,7 @@ answers are frozen records (``models``); refusals raise ``SandApiError`` subclas
 
 from sand.client.errors import (
     STATUS_ERRORS,
+    BadGateway,
     BadRequest,
     ClientError,
     Conflict,
@@ -50,6 +51,7 @@ __all__ = [
     "STATUS_ERRORS",
     "AppInfo",
     "AppLimits",
+    "BadGateway",
     "BadRequest",
     "ClientError",
     "Conflict",

@@ -75,6 +75,10 @@ class ServerError(SandApiError):
     """A 5xx answer: the server could not do it; retrying later may help."""
 
 
+class BadGateway(ServerError):
+    """502: the host agent answered something the frontend could not read."""
+
+
 class ServiceUnavailable(ServerError):
     """503: Redis, the host agent or Kafka is unreachable."""
 
@@ -94,6 +98,7 @@ STATUS_ERRORS: dict[int, type[SandApiError]] = {
     409: Conflict,
     413: PayloadTooLarge,
     500: ServerError,
+    502: BadGateway,
     503: ServiceUnavailable,
     504: GatewayTimeout,
 }

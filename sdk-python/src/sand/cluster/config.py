@@ -20,6 +20,9 @@ from urllib.parse import urlsplit
 from sand import contracts
 from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_for, plan_hosts
 
+# the longest retention of execution records (the Java side checks the same bound)
+MAX_RETENTION_DAYS = 3650
+
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
 _BACKENDS = ("docker", "process")
@@ -84,6 +87,7 @@ class ClusterConfig:
     host_count: int = 1  # [cluster] hosts
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
     otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
+    execution_retention_days: int = 30  # [executions] retention_days
 
     @property
     def bridge(self) -> Bridge | None:
@@ -319,6 +323,7 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         host_count=_host_count(c["hosts"]),
         subnet=_subnet(c["subnet"]),
         otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
+        execution_retention_days=_retention_days(raw["executions"]["retention_days"]),
     )
 
 
@@ -332,6 +337,19 @@ def _otlp_endpoint(value: Any) -> str:
             f'"http://127.0.0.1:4318/v1/traces" or "", got {value!r}'
         )
     return str(value)
+
+
+def _retention_days(value: Any) -> int:
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not 1 <= value <= MAX_RETENTION_DAYS
+    ):
+        raise ConfigError(
+            "executions.retention_days must be a whole number of days from 1 to "
+            f"{MAX_RETENTION_DAYS}, got {value!r}"
+        )
+    return value
 
 
 def _host_count(value: Any) -> int:

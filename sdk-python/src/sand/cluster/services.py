@@ -143,6 +143,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "contact_point": config.cassandra_contact_point,
             "datacenter": "datacenter1",
             "keyspace": "sand",
+            "execution_retention_days": config.execution_retention_days,
         },
         "docker": {
             "host": config.docker_url,

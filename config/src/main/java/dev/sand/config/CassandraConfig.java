@@ -8,8 +8,17 @@ import java.util.regex.Pattern;
  * @param contactPoint one node to discover the cluster from ({@code cassandra.contact_point})
  * @param datacenter the local datacenter name the driver routes to ({@code cassandra.datacenter})
  * @param keyspace SAND's keyspace ({@code cassandra.keyspace}); a plain lower-case CQL identifier
+ * @param retentionDays how long execution records, their history and their names are kept ({@code
+ *     cassandra.execution_retention_days}, from {@code [executions] retention_days}), 1..3650
  */
-public record CassandraConfig(HostPort contactPoint, String datacenter, String keyspace) {
+public record CassandraConfig(
+    HostPort contactPoint, String datacenter, String keyspace, int retentionDays) {
+  /** The retention of execution records when the configuration names none. */
+  public static final int DEFAULT_RETENTION_DAYS = 30;
+
+  /** The longest retention accepted: ten years (Cassandra's TTL limit is about 20). */
+  public static final int MAX_RETENTION_DAYS = 3650;
+
   // unquoted CQL identifiers fold to lower case; allowing only these avoids quoting everywhere
   private static final Pattern KEYSPACE = Pattern.compile("[a-z][a-z0-9_]{0,47}");
 
@@ -22,5 +31,20 @@ public record CassandraConfig(HostPort contactPoint, String datacenter, String k
       throw ConfigException.invalid(
           "keyspace", "must match [a-z][a-z0-9_]{0,47}, got '" + keyspace + "'");
     }
+    if (retentionDays < 1 || retentionDays > MAX_RETENTION_DAYS) {
+      throw ConfigException.invalid(
+          "execution_retention_days",
+          "must be 1.." + MAX_RETENTION_DAYS + ", got " + retentionDays);
+    }
+  }
+
+  /** A configuration with the default retention of execution records. */
+  public CassandraConfig(HostPort contactPoint, String datacenter, String keyspace) {
+    this(contactPoint, datacenter, keyspace, DEFAULT_RETENTION_DAYS);
+  }
+
+  /** The retention in seconds: the TTL of every execution row, history event and name. */
+  public int retentionSeconds() {
+    return retentionDays * 86_400;
   }
 }

@@ -26,7 +26,7 @@ import java.util.Set;
  *  "redis": {"socket": "/abs/state/run/redis.sock"},
  *  "kafka": {"bootstrap": "127.0.0.1:19092"},
  *  "cassandra": {"contact_point": "127.0.0.1:19042", "datacenter": "datacenter1",
- *                "keyspace": "sand"},
+ *                "keyspace": "sand", "execution_retention_days": 30},
  *  "docker": {"host": "unix:///abs/state/run/docker.sock", "enabled": true},
  *  "frontend": {"ports": [18081, 18082], "max_payload_kb": 256},
  *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
@@ -197,7 +197,10 @@ public record ClusterConfig(
                 new CassandraConfig(
                     HostPort.parse("contact_point", s.text("contact_point")),
                     s.text("datacenter"),
-                    s.text("keyspace"))),
+                    s.text("keyspace"),
+                    s.has("execution_retention_days")
+                        ? s.integer("execution_retention_days")
+                        : CassandraConfig.DEFAULT_RETENTION_DAYS)),
         top.section(
             "docker", s -> new DockerConfig(uri("host", s.text("host")), s.bool("enabled"))),
         top.section(

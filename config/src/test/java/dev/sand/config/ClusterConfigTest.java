@@ -37,6 +37,8 @@ class ClusterConfigTest {
     assertThat(config.cassandra().contactPoint()).isEqualTo(new HostPort("127.0.0.1", 19042));
     assertThat(config.cassandra().datacenter()).isEqualTo("datacenter1");
     assertThat(config.cassandra().keyspace()).isEqualTo("sand");
+    assertThat(config.cassandra().retentionDays())
+        .isEqualTo(CassandraConfig.DEFAULT_RETENTION_DAYS);
     assertThat(config.docker().host()).isEqualTo(URI.create("unix:///abs/state/run/docker.sock"));
     assertThat(config.docker().enabled()).isTrue();
     assertThat(config.frontend().ports()).containsExactly(18081, 18082);
@@ -164,6 +166,32 @@ class ClusterConfigTest {
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("is not valid JSON")
         .hasMessageContaining("host_id");
+  }
+
+  /** The retention of execution records is read in days and used as a TTL in seconds. */
+  @Test
+  void parse_executionRetention_readsDays() {
+    ClusterConfig config =
+        ClusterConfig.parse(
+            VALID.replace(
+                "\"keyspace\": \"sand\"",
+                "\"keyspace\": \"sand\", \"execution_retention_days\": 7"));
+
+    assertThat(config.cassandra().retentionDays()).isEqualTo(7);
+    assertThat(config.cassandra().retentionSeconds()).isEqualTo(7 * 86_400);
+  }
+
+  /** A retention of zero days would drop every record at once: refused, naming the key. */
+  @Test
+  void parse_zeroRetention_namesKey() {
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.parse(
+                    VALID.replace(
+                        "\"keyspace\": \"sand\"",
+                        "\"keyspace\": \"sand\", \"execution_retention_days\": 0")))
+        .hasMessageContaining("cassandra.execution_retention_days")
+        .hasMessageContaining("must be 1..3650, got 0");
   }
 
   /** load() prefixes every problem with the file, so the operator knows where to look. */

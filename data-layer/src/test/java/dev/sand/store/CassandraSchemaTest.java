@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(11)
+        .hasSize(19)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -48,6 +48,39 @@ class CassandraSchemaTest {
             owners ->
                 assertThat(owners)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.app_owners ")
-                    .contains("app text PRIMARY KEY", "owner text"));
+                    .contains("app text PRIMARY KEY", "owner text"),
+            // keyspaces made before issue 13 get the new columns of executions
+            name ->
+                assertThat(name)
+                    .isEqualTo("ALTER TABLE sandx.executions ADD IF NOT EXISTS name text"),
+            started ->
+                assertThat(started)
+                    .isEqualTo(
+                        "ALTER TABLE sandx.executions ADD IF NOT EXISTS started_at timestamp"),
+            redrives ->
+                assertThat(redrives)
+                    .isEqualTo("ALTER TABLE sandx.executions ADD IF NOT EXISTS redrive_count int"),
+            count ->
+                assertThat(count)
+                    .isEqualTo("ALTER TABLE sandx.executions ADD IF NOT EXISTS history_count int"),
+            truncated ->
+                assertThat(truncated)
+                    .isEqualTo(
+                        "ALTER TABLE sandx.executions ADD IF NOT EXISTS history_truncated boolean"),
+            listing ->
+                assertThat(listing)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.executions_by_app ")
+                    // one partition per app and day, newest first: no ALLOW FILTERING to list
+                    .contains(
+                        "PRIMARY KEY ((app, day), started_at, execution_id)",
+                        "CLUSTERING ORDER BY (started_at DESC, execution_id DESC)"),
+            history ->
+                assertThat(history)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.execution_history ")
+                    .contains("PRIMARY KEY ((execution_id), at_ms, message, idx)"),
+            names ->
+                assertThat(names)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.execution_names ")
+                    .contains("PRIMARY KEY ((app, name))", "input_sha256 text"));
   }
 }

@@ -183,6 +183,28 @@ final class AgentProxy {
   }
 
   /**
+   * Sends {@code method path} with the JSON {@code body} for {@code caller} (an agent's internal
+   * route) and returns its whole answer. Blocking, bounded by the lookup timeout.
+   *
+   * @throws IOException when the agent cannot be reached or does not answer in time
+   */
+  Answer call(String method, String path, byte[] body, Caller caller)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(base.resolve(path))
+            .timeout(LOOKUP_TIMEOUT)
+            .header("Content-Type", "application/json")
+            .method(method, HttpRequest.BodyPublishers.ofByteArray(body));
+    onBehalfOf(request, caller);
+    HttpResponse<byte[]> answer =
+        client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+    return new Answer(
+        answer.statusCode(),
+        answer.headers().firstValue("content-type").orElse("application/json"),
+        answer.body());
+  }
+
+  /**
    * The body of {@code GET path} for {@code caller} when the agent answers 200; empty on any other
    * answer or when it cannot be reached. Blocking, bounded by the request timeout.
    */

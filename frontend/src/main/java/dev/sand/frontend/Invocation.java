@@ -16,7 +16,8 @@ import java.util.Objects;
  *     of the local bus
  * @param trace whether the caller asked for per-grain timing
  * @param backups whether the app's events are backed up to the global bus
- * @param headers more headers of the INVOKE event (a redrive's, decision 0018)
+ * @param headers more headers of the INVOKE event (a redrive's, a named start's {@code sand-name};
+ *     decision 0018)
  */
 record Invocation(
     String executionId,
@@ -36,5 +37,10 @@ record Invocation(
     Names.requireGrain(entryGrain);
     Objects.requireNonNull(input, "input");
     headers = java.util.Map.copyOf(headers);
+  }
+
+  /** The client-chosen name of an idempotent start ({@code ?name=}), or null. */
+  String name() {
+    return headers.get(ExecutionNames.NAME_HEADER);
   }
 }

@@ -28,8 +28,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code POST /v1/apps/{app}/invoke?workflow=W&mode=sync|async&timeout_s=N}: validates the call,
- * queues the INVOKE event through {@link Invoker} and answers.
+ * {@code POST /v1/apps/{app}/invoke?workflow=W&mode=sync|async&timeout_s=N&name=NAME}: validates
+ * the call, queues the INVOKE event through {@link Invoker} and answers. A named start is
+ * idempotent ({@link ExecutionNames}).
  *
  * <p>Asynchronous callers get 202 at once. Synchronous callers are answered when the reply
  * dispatcher completes their {@link PendingReplies} future, from that thread: the Jetty thread
@@ -56,6 +57,7 @@ final class InvokeRoute {
   private final HostLinks hosts;
   private final PendingReplies pending;
   private final int maxPayloadBytes;
+  private final ExecutionNames names;
 
   /**
    * @param maxPayloadBytes the frontend's body limit ({@code frontend.max_payload_kb} in bytes)
@@ -64,6 +66,7 @@ final class InvokeRoute {
     this.hosts = hosts;
     this.pending = pending;
     this.maxPayloadBytes = maxPayloadBytes;
+    this.names = new ExecutionNames(hosts);
   }
 
   /** A request that cannot be served, with the status and message to answer. */
@@ -96,6 +99,7 @@ final class InvokeRoute {
       }
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
       boolean viaKafka = via(query.getValue("via"));
+      String name = name(query.getValue("name"));
       byte[] input = input(request, limit(metadata));
       // a valid W3C traceparent turns tracing on (decision 0019); an invalid one is ignored
       String traceparent = TraceParent.normalize(request.getHeaders().get(TraceParent.HEADER));
@@ -110,12 +114,22 @@ final class InvokeRoute {
               viaKafka,
               "1".equals(query.getValue("trace")) || traceparent != null,
               metadata.backups(),
-              traceparent == null
-                  ? Map.of()
-                  : Map.of(dev.sand.contracts.Topics.TRACEPARENT_HEADER, traceparent));
+              headers(name, traceparent));
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
       return;
+    }
+    if (invocation.name() != null) {
+      try {
+        Optional<String> existing = names.claim(invocation, caller);
+        if (existing.isPresent()) {
+          names.answerExisting(existing.get(), invocation.sync(), caller, response, callback);
+          return;
+        }
+      } catch (ExecutionNames.Refusal e) {
+        JsonHttp.error(response, callback, e.status, e.getMessage());
+        return;
+      }
     }
 
     String id = invocation.executionId();
@@ -142,6 +156,9 @@ final class InvokeRoute {
         }
         if (other.isEmpty()) {
           pending.abandon(id);
+          if (invocation.name() != null) {
+            names.release(invocation, caller);
+          }
           JsonHttp.error(
               response,
               callback,
@@ -170,6 +187,18 @@ final class InvokeRoute {
     request.addIdleTimeoutListener(idle -> false);
     Supplier<CompletableFuture<Void>> backup = backedUp;
     result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+  }
+
+  /** The INVOKE event's extra headers: an idempotent start's name, a W3C traceparent. */
+  private static Map<String, String> headers(String name, String traceparent) {
+    Map<String, String> headers = new java.util.HashMap<>();
+    if (name != null) {
+      headers.put(ExecutionNames.NAME_HEADER, name);
+    }
+    if (traceparent != null) {
+      headers.put(dev.sand.contracts.Topics.TRACEPARENT_HEADER, traceparent);
+    }
+    return headers;
   }
 
   /**
@@ -298,6 +327,18 @@ final class InvokeRoute {
     }
     return metadata.orElseThrow(
         () -> new Refused(HttpStatus.NOT_FOUND_404, "no application '" + app + "' is deployed"));
+  }
+
+  /** The execution name of an idempotent start, or null without one. */
+  private static String name(String name) throws Refused {
+    if (name == null) {
+      return null;
+    }
+    try {
+      return ExecutionNames.check(name);
+    } catch (IllegalArgumentException e) {
+      throw new Refused(HttpStatus.BAD_REQUEST_400, e.getMessage());
+    }
   }
 
   /** {@code local} (default): the entry grain's local queue; {@code kafka}: its topic. */

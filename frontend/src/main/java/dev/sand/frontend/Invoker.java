@@ -159,7 +159,10 @@ final class Invoker {
         .setHeaders(headers(invocation));
   }
 
-  /** Tracing headers (sand_worker.trace) when the invocation asked for its timing. */
+  /**
+   * The INVOKE event's headers: its name ({@code sand-name}) when it has one, and tracing headers
+   * (sand_worker.trace) when the invocation asked for its timing.
+   */
   private static Map<String, String> headers(Invocation invocation) {
     Map<String, String> headers = new HashMap<>(invocation.headers());
     if (invocation.trace()) {

@@ -37,7 +37,11 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code POST /internal/auth/flush}: with the agents' secret only, drops the token cache
  *   <li>{@code POST /v1/apps/{app}/invoke}: {@link InvokeRoute}
  *   <li>{@code GET /v1/executions/{id}}: the status document in Redis, else the execution's record
- *       in Cassandra (through the host agent)
+ *       in Cassandra (through the host agent). Redis first: it is what a client polls, and it is
+ *       there at once; {@code input}, {@code name} and {@code redrive_count} appear in the answer
+ *       once Redis forgot the document and the record answers (decision 0018)
+ *   <li>{@code GET /v1/executions}, {@code GET /v1/executions/{id}/history}: forwarded to a host
+ *       agent, which reads the execution records of Cassandra
  *   <li>{@code POST /v1/executions/{id}/stop}, {@code .../redrive}: {@link ExecutionControl}
  *   <li>{@code GET|POST /v1/apps}, {@code GET|DELETE /v1/apps/{app}}, {@code GET
  *       /v1/apps/{app}/logs}: forwarded to the host agent by {@link AgentProxy}
@@ -145,6 +149,16 @@ final class Routes extends Handler.Abstract {
     } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
       if (allowed(method, response, callback, path, "GET")) {
         execution(parts.get(2), caller, request, response, callback);
+      }
+    } else if (parts.equals(List.of("v1", "executions"))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        hosts.agent().forward(request, response, callback, caller);
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "executions"))
+        && "history".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        history(parts.get(2), caller, request, response, callback);
       }
     } else if (parts.size() == 4
         && parts.subList(0, 2).equals(List.of("v1", "executions"))
@@ -310,16 +324,32 @@ final class Routes extends Handler.Abstract {
     hosts.agent().forward(request, response, callback, caller);
   }
 
-  private void execution(
+  /** An execution's history: the agent reads it (and checks who may see it). */
+  private void history(
       String id, Caller caller, Request request, Response response, Callback callback) {
+    if (validExecutionId(id, response, callback)) {
+      hosts.agent().forward(request, response, callback, caller);
+    }
+  }
+
+  /** True when {@code id} can name an execution; otherwise answers 404 as for a missing one. */
+  private static boolean validExecutionId(String id, Response response, Callback callback) {
     try {
       Names.requireExecutionId(id);
+      return true;
     } catch (IllegalArgumentException e) {
       JsonHttp.error(
           response,
           callback,
           HttpStatus.NOT_FOUND_404,
           "no execution '" + id + "': " + e.getMessage());
+      return false;
+    }
+  }
+
+  private void execution(
+      String id, Caller caller, Request request, Response response, Callback callback) {
+    if (!validExecutionId(id, response, callback)) {
       return;
     }
     // The document is in the Redis of the host that ran the execution's last grain (a RUNNING

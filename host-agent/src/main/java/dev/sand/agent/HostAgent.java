@@ -4,6 +4,7 @@ import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.EventLoops;
 import dev.sand.agent.bus.GlobalBus;
+import dev.sand.agent.bus.HistoryRecorder;
 import dev.sand.agent.bus.ResultRecorder;
 import dev.sand.agent.data.DataRequests;
 import dev.sand.agent.data.GlobalData;
@@ -108,6 +109,7 @@ public final class HostAgent implements AutoCloseable {
   private volatile EventLoops loops;
   private volatile GlobalBus globalBus;
   private volatile ResultRecorder recorder;
+  private volatile HistoryRecorder historyRecorder;
   private volatile DataRequests dataRequests;
   private volatile Thread appSync;
   private final AgentMetrics metrics;
@@ -138,6 +140,7 @@ public final class HostAgent implements AutoCloseable {
     Ownership ownership = new Ownership(cassandra);
     AppsHandler apps = new AppsHandler(() -> deployer, ownership);
     ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
+    ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
     AccessHandler access = new AccessHandler(cassandra, wiring.clock());
     InternalAuth auth = new InternalAuth(config.hostAgent().secret());
     metrics =
@@ -184,6 +187,9 @@ public final class HostAgent implements AutoCloseable {
             }
             if (AccessHandler.owns(path)) {
               return access.handle(request, response, callback);
+            }
+            if (ExecutionNamesHandler.owns(path)) {
+              return names.handle(request, response, callback);
             }
             return ExecutionsHandler.owns(path)
                 ? executions.handle(request, response, callback)
@@ -378,6 +384,11 @@ public final class HostAgent implements AutoCloseable {
                         config.kafka(), "sand-results-" + config.hostId(), clients.cassandra());
                 results.start();
                 recorder = results;
+                HistoryRecorder history =
+                    new HistoryRecorder(
+                        config.kafka(), "sand-history-" + config.hostId(), clients.cassandra());
+                history.start();
+                historyRecorder = history;
                 DataRequests requests =
                     new DataRequests(
                         clients.redis(),
@@ -485,6 +496,10 @@ public final class HostAgent implements AutoCloseable {
     if (results != null) {
       all.putAll(results.counters());
     }
+    HistoryRecorder history = historyRecorder;
+    if (history != null) {
+      all.putAll(history.counters());
+    }
     DataRequests requests = dataRequests;
     if (requests != null) {
       all.putAll(requests.counters());
@@ -513,6 +528,10 @@ public final class HostAgent implements AutoCloseable {
     ResultRecorder results = recorder;
     if (results != null) {
       results.close();
+    }
+    HistoryRecorder history = historyRecorder;
+    if (history != null) {
+      history.close();
     }
     DataRequests requests = dataRequests;
     if (requests != null) {

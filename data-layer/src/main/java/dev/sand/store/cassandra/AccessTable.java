@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -176,6 +177,18 @@ public final class AccessTable {
     return Optional.ofNullable(
             query("SELECT owner FROM " + table(APP_OWNERS) + " WHERE app = ?", app).one())
         .map(row -> row.getString("owner"));
+  }
+
+  /**
+   * Every claimed application name and its owner. Reads the whole (small: one row per application
+   * name ever deployed) table; for listings across applications (decision 0018).
+   */
+  public Map<String, String> owners() {
+    Map<String, String> owners = new java.util.TreeMap<>();
+    for (Row row : query("SELECT app, owner FROM " + table(APP_OWNERS))) {
+      owners.put(row.getString("app"), row.getString("owner"));
+    }
+    return owners;
   }
 
   /**

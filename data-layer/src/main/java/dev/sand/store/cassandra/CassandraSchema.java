@@ -4,14 +4,25 @@ import java.util.List;
 
 /**
  * SAND's Cassandra schema, built here and nowhere else. Statements are idempotent ({@code IF NOT
- * EXISTS}) so every host agent may run them at start-up.
+ * EXISTS}) so every host agent may run them at start-up. Execution rows, listing rows, history
+ * events and names are written with the configured retention as their TTL (decision 0018).
  *
  * <table>
  *   <caption>Tables in the SAND keyspace</caption>
  *   <tr><th>table</th><th>key</th><th>holds</th></tr>
  *   <tr><td>{@code executions}</td><td>{@code execution_id}</td>
  *       <td>one row per execution: app, workflow, status, input/output (JSON text), error, cause,
- *       created_at, finished_at</td></tr>
+ *       created_at, finished_at; name, started_at, redrive_count, history_count,
+ *       history_truncated (issue 13; added to older keyspaces by {@code ALTER})</td></tr>
+ *   <tr><td>{@code executions_by_app}</td>
+ *       <td>{@code ((app, day), started_at DESC, execution_id DESC)}</td>
+ *       <td>the listing of an application's executions per UTC day, newest first: workflow,
+ *       status, name, finished_at, error, cause, redrive_count (see {@link ExecutionTable})</td></tr>
+ *   <tr><td>{@code execution_history}</td><td>{@code ((execution_id), at_ms, message, idx)}</td>
+ *       <td>the history events of an execution in order, as JSON text (see {@link
+ *       HistoryTable})</td></tr>
+ *   <tr><td>{@code execution_names}</td><td>{@code ((app, name))}</td>
+ *       <td>the names of idempotent starts: execution_id, input_sha256, claimed_at</td></tr>
  *   <tr><td>{@code data}</td><td>{@code ((app), key)}</td>
  *       <td>the global data layer (decision 0012): value (blob), size, sha256, written_at per
  *       application key; one partition per application, keys in order</td></tr>
@@ -23,6 +34,9 @@ public final class CassandraSchema {
   public static final String EXECUTIONS = "executions";
   public static final String DATA = "data";
   public static final String APPS = "apps";
+  public static final String EXECUTIONS_BY_APP = "executions_by_app";
+  public static final String EXECUTION_HISTORY = "execution_history";
+  public static final String EXECUTION_NAMES = "execution_names";
 
   private CassandraSchema() {}
 
@@ -38,6 +52,8 @@ public final class CassandraSchema {
   public static List<String> statements(String keyspace) {
     List<String> all = new java.util.ArrayList<>(tables(keyspace));
     all.addAll(AccessTable.schema(keyspace));
+    all.addAll(ExecutionTable.schema(keyspace));
+    all.addAll(NameTable.schema(keyspace));
     return List.copyOf(all);
   }
 
@@ -75,6 +91,6 @@ public final class CassandraSchema {
   }
 
   private static String addColumn(String keyspace, String table, String column) {
-    return "ALTER TABLE " + keyspace + "." + table + " ADD IF NOT EXISTS " + column;
+    return ExecutionTable.addColumn(keyspace, table, column);
   }
 }

@@ -4,29 +4,20 @@ import com.datastax.oss.driver.api.core.CqlSession;
 import com.datastax.oss.driver.api.core.DriverException;
 import com.datastax.oss.driver.api.core.config.DefaultDriverOption;
 import com.datastax.oss.driver.api.core.config.DriverConfigLoader;
-import com.datastax.oss.driver.api.core.cql.BatchStatement;
-import com.datastax.oss.driver.api.core.cql.BatchStatementBuilder;
-import com.datastax.oss.driver.api.core.cql.DefaultBatchType;
-import com.datastax.oss.driver.api.core.cql.PreparedStatement;
 import com.datastax.oss.driver.api.core.cql.ResultSet;
 import com.datastax.oss.driver.api.core.cql.Row;
 import com.datastax.oss.driver.api.core.cql.SimpleStatement;
 import dev.sand.config.CassandraConfig;
-import dev.sand.contracts.ExecutionStatus;
 import dev.sand.store.AppRecord;
-import dev.sand.store.ExecutionRecord;
 import dev.sand.store.StoreException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /**
  * The global data layer's connection to Cassandra.
@@ -38,19 +29,44 @@ public final class CassandraStore implements AutoCloseable {
   /** Schema changes wait for every node to agree, which takes longer than a query. */
   private static final Duration SCHEMA_TIMEOUT = Duration.ofSeconds(30);
 
-  private static final int BATCH_BYTES = 4096;
-
   private final CassandraConfig config;
   private final CqlSession session;
   private final DataTable data;
   private final AccessTable access;
-  private volatile PreparedStatement insertExecution;
+  private final ExecutionTable executions;
+  private final HistoryTable history;
+  private final NameTable names;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
     this.config = config;
     this.session = session;
     this.data = new DataTable(session, config.keyspace());
     this.access = new AccessTable(session, config.keyspace(), config.contactPoint().toString());
+    String where = config.contactPoint().toString();
+    this.executions =
+        new ExecutionTable(
+            session, config.keyspace(), where, config.retentionDays(), Clock.systemUTC());
+    this.history =
+        new HistoryTable(
+            session, config.keyspace(), where, config.retentionSeconds(), HistoryTable.DEFAULT_CAP);
+    this.names =
+        new NameTable(
+            session, config.keyspace(), where, config.retentionSeconds(), Clock.systemUTC());
+  }
+
+  /** The names of idempotent starts. */
+  public NameTable names() {
+    return names;
+  }
+
+  /** Execution records, their listing and the names of idempotent starts. */
+  public ExecutionTable executions() {
+    return executions;
+  }
+
+  /** Executions' history events. */
+  public HistoryTable history() {
+    return history;
   }
 
   /** Users, tokens and application owners, on this store's session. */
@@ -142,90 +158,6 @@ public final class CassandraStore implements AutoCloseable {
   }
 
   /**
-   * Stores {@code records} in {@code executions} as one unlogged batch, without waiting; the stage
-   * completes when Cassandra took them (exceptionally when it did not). One request for many
-   * records: on a small host, Cassandra's cost is per request more than per row. Prepares the
-   * statement on first use (blocking, once).
-   */
-  public CompletionStage<Void> recordExecutions(List<ExecutionRecord> records) {
-    if (records.isEmpty()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    try {
-      PreparedStatement insert = insertExecution;
-      if (insert == null) {
-        insert =
-            session.prepare(
-                "INSERT INTO "
-                    + config.keyspace()
-                    + "."
-                    + CassandraSchema.EXECUTIONS
-                    + " (execution_id, app, workflow, status, output, error, cause, finished_at)"
-                    + " VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-        insertExecution = insert;
-      }
-      // Cassandra refuses batches over 50 KiB and warns over 5 KiB: batches of about 4 KiB, in
-      // parallel; a larger record goes alone (a single insert has no such limit)
-      List<CompletableFuture<?>> writes = new ArrayList<>();
-      BatchStatementBuilder batch = BatchStatement.builder(DefaultBatchType.UNLOGGED);
-      int bytes = 0;
-      for (ExecutionRecord record : records) {
-        int size = sizeOf(record);
-        if (bytes > 0 && bytes + size > BATCH_BYTES) {
-          writes.add(session.executeAsync(batch.build()).toCompletableFuture());
-          batch = BatchStatement.builder(DefaultBatchType.UNLOGGED);
-          bytes = 0;
-        }
-        batch.addStatement(
-            insert.bind(
-                record.executionId(),
-                record.app(),
-                record.workflow(),
-                record.status().name(),
-                record.output(),
-                record.error(),
-                record.cause(),
-                record.finishedAt()));
-        bytes += size;
-      }
-      writes.add(session.executeAsync(batch.build()).toCompletableFuture());
-      return CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new));
-    } catch (DriverException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-  }
-
-  /**
-   * The record of {@code executionId}, or empty. Blocking, bounded by the request timeout.
-   *
-   * @throws StoreException when no node answers
-   */
-  public Optional<ExecutionRecord> findExecution(String executionId) {
-    Row row =
-        query(
-                "SELECT execution_id, app, workflow, status, output, error, cause, finished_at FROM "
-                    + config.keyspace()
-                    + "."
-                    + CassandraSchema.EXECUTIONS
-                    + " WHERE execution_id = ?",
-                executionId)
-            .one();
-    if (row == null) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        new ExecutionRecord(
-            row.getString("execution_id"),
-            row.getString("app"),
-            row.getString("workflow"),
-            ExecutionStatus.valueOf(row.getString("status")),
-            row.getString("output"),
-            row.getString("error"),
-            row.getString("cause"),
-            row.getInstant("finished_at")));
-  }
-
-  /**
    * Records that {@code app} is deployed as {@code version} from {@code archive} with {@code
    * options} (JSON), replacing an earlier record. Blocking.
    *
@@ -306,19 +238,6 @@ public final class CassandraStore implements AutoCloseable {
     } catch (DriverException e) {
       throw new StoreException("cassandra at " + config.contactPoint() + ": " + e.getMessage(), e);
     }
-  }
-
-  private static int sizeOf(ExecutionRecord record) {
-    return 128
-        + length(record.output())
-        + length(record.error())
-        + length(record.cause())
-        + length(record.app())
-        + length(record.workflow());
-  }
-
-  private static int length(String text) {
-    return text == null ? 0 : text.length();
   }
 
   /** Closes the session and its connections. Blocking, a second or so. */

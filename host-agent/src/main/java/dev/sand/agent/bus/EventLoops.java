@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  *       its grain's topic on the global bus (Kafka, asynchronously, key = execution id, header =
  *       this incarnation) — off the grain-to-grain path. Final flags wait for the records before
  *       them ({@link FlagGate}); results go to {@code sand.results} ({@link ResultRecorder}).
+ *       HISTORY messages go to {@code sand.history} ({@link HistoryRecorder}) from a thread of
+ *       their own, untracked: nothing waits for them, and they never delay a flag or a backup.
  *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
  *       the queue of the grain that set them; no process is held while a Wait runs.
  *   <li><b>watchdog</b>: restarts sandboxes that died ({@link Deployer#watch}) and re-queues the
@@ -56,6 +58,9 @@ public final class EventLoops implements AutoCloseable {
   // than a chain of short grains on a busy host, far shorter than the time a host's death is
   // noticed in (seconds). Nothing waits for a backup but the flags of the events before it.
   private static final Duration BACKUP_WINDOW = Duration.ofMillis(100);
+  // HISTORY messages waiting for the producer; beyond this many (a broker away for long) new ones
+  // are dropped and counted: history is a record for people, the bus must not wait for it
+  private static final int HISTORY_QUEUE = 10_000;
 
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
@@ -68,6 +73,23 @@ public final class EventLoops implements AutoCloseable {
   private final AtomicLong backupsAcknowledged = new AtomicLong();
   private final AtomicLong watchdogRestarts = new AtomicLong();
   private volatile Consumer<EventMessage> onResult = event -> {};
+  private final AtomicLong historyPublished = new AtomicLong();
+  private final AtomicLong historyErrors = new AtomicLong();
+  private final Supplier<KafkaBridge> kafka;
+  private final String incarnation;
+  private final java.util.concurrent.ThreadPoolExecutor historyPublisher =
+      new java.util.concurrent.ThreadPoolExecutor(
+          1,
+          1,
+          0,
+          java.util.concurrent.TimeUnit.MILLISECONDS,
+          new java.util.concurrent.ArrayBlockingQueue<>(HISTORY_QUEUE),
+          r -> {
+            Thread t = new Thread(r, "history-publisher");
+            t.setDaemon(true);
+            return t;
+          },
+          (task, pool) -> historyErrors.incrementAndGet());
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -84,6 +106,8 @@ public final class EventLoops implements AutoCloseable {
     this.hostId = hostId;
     this.redis = redis;
     this.deployer = deployer;
+    this.kafka = kafka;
+    this.incarnation = incarnation;
     this.gate =
         new FlagGate(
             (record, onDone) -> {
@@ -137,7 +161,9 @@ public final class EventLoops implements AutoCloseable {
         "backups_not_needed", gate.cancelled(),
         "replayed", replayer.replayed(),
         "backups_acknowledged", backupsAcknowledged.get(),
-        "watchdog_restarts", watchdogRestarts.get());
+        "watchdog_restarts", watchdogRestarts.get(),
+        "history_published", historyPublished.get(),
+        "history_publish_errors", historyErrors.get());
   }
 
   /**
@@ -188,6 +214,10 @@ public final class EventLoops implements AutoCloseable {
 
   void onAgentEvent(byte[] raw) {
     EventMessage event = EventCodec.decode(raw);
+    if (event.getKind() == EventKind.HISTORY) {
+      publishHistory(event.getExecution_id(), raw);
+      return;
+    }
     String grain = event.getTarget_grain();
     boolean result = event.getKind() == EventKind.RESULT || event.getKind() == EventKind.ERROR;
     String topic =
@@ -217,6 +247,37 @@ public final class EventLoops implements AutoCloseable {
       gate.sendNow(record); // QUEUED: a hop to another host, which waits for it
     }
     backedUp.incrementAndGet();
+  }
+
+  /**
+   * Publishes a HISTORY message to {@code sand.history} (key: its execution) from the history
+   * publisher's thread: no flag waits for it, it is not sent again, and a producer that blocks (a
+   * broker away) holds up no backup. Dropped and counted when the publisher's queue is full.
+   */
+  private void publishHistory(String executionId, byte[] raw) {
+    historyPublisher.execute(
+        () -> {
+          KafkaBridge bridge = kafka.get();
+          if (bridge == null) {
+            historyErrors.incrementAndGet();
+            return;
+          }
+          bridge.publish(
+              Topics.HISTORY,
+              executionId,
+              raw,
+              incarnation,
+              error -> {
+                if (error == null) {
+                  historyPublished.incrementAndGet();
+                } else if (historyErrors.incrementAndGet() % 100 == 1) {
+                  LOG.atWarn()
+                      .addKeyValue("execution_id", executionId)
+                      .addKeyValue("error", error.toString())
+                      .log("history message not published to kafka; dropped");
+                }
+              });
+        });
   }
 
   /** The number of products a FINISHED copy says its instance pushed before it, else -1. */
@@ -328,6 +389,7 @@ public final class EventLoops implements AutoCloseable {
   public void close() {
     running = false;
     gate.close();
+    historyPublisher.shutdown();
     for (Thread thread : threads) {
       try {
         thread.join(2000);

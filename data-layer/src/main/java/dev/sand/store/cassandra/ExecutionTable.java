@@ -1,0 +1,414 @@
+package dev.sand.store.cassandra;
+
+import com.datastax.oss.driver.api.core.ConsistencyLevel;
+import com.datastax.oss.driver.api.core.CqlSession;
+import com.datastax.oss.driver.api.core.DriverException;
+import com.datastax.oss.driver.api.core.cql.AsyncResultSet;
+import com.datastax.oss.driver.api.core.cql.BoundStatement;
+import com.datastax.oss.driver.api.core.cql.PreparedStatement;
+import com.datastax.oss.driver.api.core.cql.Row;
+import dev.sand.contracts.ExecutionStatus;
+import dev.sand.store.ExecutionEnd;
+import dev.sand.store.ExecutionQuery;
+import dev.sand.store.ExecutionRecord;
+import dev.sand.store.ExecutionStart;
+import dev.sand.store.ExecutionSummary;
+import dev.sand.store.StoreException;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Execution records (decision 0018, "Recording and reading"): the row per execution ({@link
+ * CassandraSchema#EXECUTIONS}), the listing per application and day ({@link
+ * CassandraSchema#EXECUTIONS_BY_APP}). Every write carries the configured retention as its TTL.
+ *
+ * <p><b>Order without coordination.</b> Starts come from the history topic, ends from the results
+ * topic, each recorded by whichever host holds the partition: either may arrive first. The status
+ * is written {@code USING TIMESTAMP} of the event that set it (a start at its time in µs, an end at
+ * its time + 999 µs so that an end in the same millisecond wins), so a late RUNNING never
+ * overwrites a final status and a redrive (later) overwrites the old end. After writing its part,
+ * each recorder reads the merged row back and writes the listing row from it, with the timestamp of
+ * the row's status: whichever reads last writes the complete row, an earlier stale copy loses. The
+ * listing row's key needs the start time, so an execution whose start was never recorded (an app
+ * with {@code history: false}) has a row by id and no listing row.
+ *
+ * <p>Reads are blocking and throw {@link StoreException}; writes return stages that complete on the
+ * driver's thread. LOCAL_QUORUM throughout, so a write is seen by the read that follows it.
+ * Thread-safe.
+ */
+public final class ExecutionTable {
+  private static final ConsistencyLevel CONSISTENCY = Statements.CONSISTENCY;
+  // a listing reads one (app, day) partition in pages of this many rows
+  private static final int LIST_PAGE = 200;
+  // an end in the same millisecond as its start still wins (see the class comment)
+  private static final long END_TIMESTAMP_OFFSET_US = 999;
+
+  private final CqlSession session;
+  private final int ttlSeconds;
+  private final int retentionDays;
+  private final Clock clock;
+  private final Statements statements;
+  private final String where;
+
+  ExecutionTable(
+      CqlSession session, String keyspace, String where, int retentionDays, Clock clock) {
+    this.session = session;
+    this.statements = new Statements(session, keyspace, where);
+    this.where = where;
+    this.retentionDays = retentionDays;
+    this.ttlSeconds = retentionDays * 86_400;
+    this.clock = clock;
+  }
+
+  // -- writes ------------------------------------------------------------------------------------
+
+  /**
+   * Records that each execution of {@code starts} is RUNNING (started or redriven), then its
+   * listing row. Prepares statements on first use (blocking, once).
+   */
+  public CompletionStage<Void> recordStarts(List<ExecutionStart> starts) {
+    PreparedStatement start = statements.prepare(START);
+    PreparedStatement redrive = statements.prepare(REDRIVE);
+    prepareRelist();
+    List<CompletableFuture<?>> all = new ArrayList<>();
+    for (ExecutionStart s : starts) {
+      long timestamp = s.at().toEpochMilli() * 1000;
+      BoundStatement write =
+          s.redriven()
+              ? redrive.bind(
+                  ttlSeconds,
+                  timestamp,
+                  s.app(),
+                  s.workflow(),
+                  ExecutionStatus.RUNNING.name(),
+                  s.redriveCount(),
+                  s.executionId())
+              : start.bind(
+                  ttlSeconds,
+                  timestamp,
+                  s.app(),
+                  s.workflow(),
+                  ExecutionStatus.RUNNING.name(),
+                  s.input(),
+                  s.name(),
+                  s.startedAt(),
+                  s.redriveCount(),
+                  s.executionId());
+      all.add(writeThenRelist(write, s.executionId()));
+    }
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  /** Records how each execution of {@code ends} ended, then its listing row. */
+  public CompletionStage<Void> recordEnds(List<ExecutionEnd> ends) {
+    PreparedStatement end = statements.prepare(END);
+    PreparedStatement endStarted = statements.prepare(END_STARTED);
+    prepareRelist();
+    List<CompletableFuture<?>> all = new ArrayList<>();
+    for (ExecutionEnd e : ends) {
+      long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
+      BoundStatement write =
+          e.startedAt() == null
+              ? end.bind(
+                  ttlSeconds,
+                  timestamp,
+                  e.app(),
+                  e.workflow(),
+                  e.status().name(),
+                  e.output(),
+                  e.error(),
+                  e.cause(),
+                  e.finishedAt(),
+                  e.executionId())
+              : endStarted.bind(
+                  ttlSeconds,
+                  timestamp,
+                  e.app(),
+                  e.workflow(),
+                  e.status().name(),
+                  e.output(),
+                  e.error(),
+                  e.cause(),
+                  e.finishedAt(),
+                  e.startedAt(),
+                  e.executionId());
+      all.add(writeThenRelist(write, e.executionId()));
+    }
+    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  private CompletableFuture<Void> writeThenRelist(BoundStatement write, String executionId) {
+    return execute(write).thenCompose(done -> relist(executionId)).toCompletableFuture();
+  }
+
+  /** Writes the listing row of {@code executionId} from its merged row (see the class comment). */
+  private CompletionStage<Void> relist(String executionId) {
+    return execute(statements.prepare(READ_FOR_LISTING).bind(executionId))
+        .thenCompose(
+            rows -> {
+              Row row = rows.one();
+              if (row == null
+                  || row.getInstant("started_at") == null
+                  || row.getString("app") == null
+                  || row.getString("status") == null) {
+                return CompletableFuture.completedFuture(null);
+              }
+              Instant started = row.getInstant("started_at");
+              return execute(
+                      statements
+                          .prepare(LIST)
+                          .bind(
+                              ttlSeconds,
+                              row.getLong("status_written"),
+                              row.getString("workflow"),
+                              row.getString("status"),
+                              row.getString("name"),
+                              row.getInstant("finished_at"),
+                              row.getString("error"),
+                              row.getString("cause"),
+                              row.isNull("redrive_count") ? 0 : row.getInt("redrive_count"),
+                              row.getString("app"),
+                              day(started),
+                              started,
+                              executionId))
+                  .thenApply(ignored -> null);
+            });
+  }
+
+  private void prepareRelist() {
+    statements.prepare(READ_FOR_LISTING);
+    statements.prepare(LIST);
+  }
+
+  // -- reads -------------------------------------------------------------------------------------
+
+  /**
+   * The record of {@code executionId}, or empty when neither its start nor its end is recorded.
+   * Blocking.
+   *
+   * @throws StoreException when no node answers
+   */
+  public Optional<ExecutionRecord> find(String executionId) {
+    Row row = statements.run(statements.prepare(FIND).bind(executionId)).one();
+    if (row == null || row.getString("status") == null) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new ExecutionRecord(
+            row.getString("execution_id"),
+            row.getString("app"),
+            row.getString("workflow"),
+            ExecutionStatus.valueOf(row.getString("status")),
+            row.getString("input"),
+            row.getString("output"),
+            row.getString("error"),
+            row.getString("cause"),
+            row.getString("name"),
+            row.getInstant("started_at"),
+            row.getInstant("finished_at"),
+            row.isNull("redrive_count") ? 0 : row.getInt("redrive_count"),
+            !row.isNull("history_truncated") && row.getBoolean("history_truncated")));
+  }
+
+  /**
+   * One page of {@code query}: newest first, merged over its applications, day by day from the
+   * cursor (or today) back to {@code since} or the retention window. Costs one query per
+   * application and day visited (a day's queries in parallel), plus more pages where a status
+   * filter skips rows. Blocking.
+   *
+   * @throws StoreException when no node answers
+   */
+  public ExecutionQuery.Page list(ExecutionQuery query) {
+    int want = query.limit() + 1; // one more tells whether a next page exists
+    List<ExecutionSummary> found = new ArrayList<>();
+    long today = LocalDate.now(clock.withZone(ZoneOffset.UTC)).toEpochDay();
+    // a host whose clock runs ahead may have started something "tomorrow"
+    long first =
+        query.after().isPresent()
+            ? day(Instant.ofEpochMilli(query.after().get().startedMs()))
+            : today + 1;
+    long last = today - retentionDays;
+    if (query.since().isPresent()) {
+      last = Math.max(last, day(query.since().get()));
+    }
+    Comparator<ExecutionSummary> newestFirst =
+        Comparator.comparing(ExecutionSummary::startedAt)
+            .thenComparing(ExecutionSummary::executionId)
+            .reversed();
+    List<String> apps = query.apps().stream().sorted().toList();
+    for (long day = first; day >= last && found.size() < want; day--) {
+      // the day's partitions of every app at once: one round trip per day, not per app and day
+      int need = want - found.size();
+      List<CompletableFuture<List<ExecutionSummary>>> scans = new ArrayList<>();
+      for (String app : apps) {
+        scans.add(scan(app, (int) day, query, need));
+      }
+      List<ExecutionSummary> ofDay = new ArrayList<>();
+      for (CompletableFuture<List<ExecutionSummary>> scan : scans) {
+        ofDay.addAll(await(scan));
+      }
+      ofDay.sort(newestFirst);
+      found.addAll(ofDay.subList(0, Math.min(ofDay.size(), need)));
+    }
+    if (found.size() > query.limit()) {
+      List<ExecutionSummary> page = found.subList(0, query.limit());
+      return new ExecutionQuery.Page(page, Optional.of(page.get(page.size() - 1).cursor()));
+    }
+    return new ExecutionQuery.Page(found, Optional.empty());
+  }
+
+  /** Up to {@code max} rows of one (app, day) partition that {@code query} selects, in order. */
+  private CompletableFuture<List<ExecutionSummary>> scan(
+      String app, int day, ExecutionQuery query, int max) {
+    BoundStatement select =
+        query.after().isPresent()
+            ? statements
+                .prepare(LIST_AFTER)
+                .bind(
+                    app,
+                    day,
+                    Instant.ofEpochMilli(query.after().get().startedMs()),
+                    query.after().get().executionId())
+            : statements.prepare(LIST_ALL).bind(app, day);
+    List<ExecutionSummary> rows = new ArrayList<>();
+    return execute(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))
+        .thenCompose(page -> collect(page, app, query, max, rows))
+        .toCompletableFuture();
+  }
+
+  /**
+   * Adds the rows of {@code page} that {@code query} selects to {@code rows}, then those of the
+   * partition's next pages, until {@code max} (on the driver's thread: nothing here blocks).
+   */
+  private static CompletionStage<List<ExecutionSummary>> collect(
+      AsyncResultSet page, String app, ExecutionQuery query, int max, List<ExecutionSummary> rows) {
+    for (Row row : page.currentPage()) {
+      Instant started = row.getInstant("started_at");
+      if (query.since().isPresent() && started.isBefore(query.since().get())) {
+        return CompletableFuture.completedFuture(rows); // newest first: the rest are older
+      }
+      ExecutionStatus status = ExecutionStatus.valueOf(row.getString("status"));
+      if (query.status().isPresent() && query.status().get() != status) {
+        continue;
+      }
+      rows.add(
+          new ExecutionSummary(
+              row.getString("execution_id"),
+              app,
+              row.getString("workflow"),
+              status,
+              row.getString("name"),
+              started,
+              row.getInstant("finished_at"),
+              row.getString("error"),
+              row.getString("cause"),
+              row.isNull("redrive_count") ? 0 : row.getInt("redrive_count")));
+      if (rows.size() >= max) {
+        return CompletableFuture.completedFuture(rows);
+      }
+    }
+    return page.hasMorePages()
+        ? page.fetchNextPage().thenCompose(next -> collect(next, app, query, max, rows))
+        : CompletableFuture.completedFuture(rows);
+  }
+
+  /**
+   * The value of {@code stage}, waiting for it.
+   *
+   * @throws StoreException when Cassandra refused or did not answer
+   */
+  private <T> T await(CompletableFuture<T> stage) {
+    try {
+      return stage.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new StoreException("cassandra at " + where + ": " + cause.getMessage(), cause);
+    }
+  }
+
+  /** The listing partition ({@code day} = days since the epoch, UTC) a start time falls in. */
+  static int day(Instant at) {
+    return (int) LocalDate.ofInstant(at, ZoneOffset.UTC).toEpochDay();
+  }
+
+  // -- statements --------------------------------------------------------------------------------
+
+  private static final String START =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " input = ?, name = ?, started_at = ?, redrive_count = ? WHERE execution_id = ?";
+  // a redrive keeps the input, name and start (the listing row's key) and clears the old end
+  private static final String REDRIVE =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " redrive_count = ?, output = null, error = null, cause = null, finished_at = null"
+          + " WHERE execution_id = ?";
+  private static final String END =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " output = ?, error = ?, cause = ?, finished_at = ? WHERE execution_id = ?";
+  // a result document that carries the start (the same started_ms its ExecutionStarted event
+  // has) lists the execution without waiting for its start (an app without history has none)
+  private static final String END_STARTED =
+      "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
+          + " output = ?, error = ?, cause = ?, finished_at = ?, started_at = ?"
+          + " WHERE execution_id = ?";
+  private static final String READ_FOR_LISTING =
+      "SELECT app, workflow, status, WRITETIME(status) AS status_written, name, started_at,"
+          + " finished_at, error, cause, redrive_count FROM %s.executions WHERE execution_id = ?";
+  private static final String LIST =
+      "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
+          + " name = ?, finished_at = ?, error = ?, cause = ?, redrive_count = ?"
+          + " WHERE app = ? AND day = ? AND started_at = ? AND execution_id = ?";
+  private static final String FIND =
+      "SELECT execution_id, app, workflow, status, input, output, error, cause, name, started_at,"
+          + " finished_at, redrive_count, history_truncated FROM %s.executions"
+          + " WHERE execution_id = ?";
+  private static final String LIST_COLUMNS =
+      "SELECT execution_id, workflow, status, name, started_at, finished_at, error, cause,"
+          + " redrive_count FROM %s.executions_by_app WHERE app = ? AND day = ?";
+  private static final String LIST_ALL = LIST_COLUMNS;
+  private static final String LIST_AFTER =
+      LIST_COLUMNS + " AND (started_at, execution_id) < (?, ?)";
+
+  private CompletionStage<AsyncResultSet> execute(BoundStatement statement) {
+    try {
+      return session.executeAsync(statement.setConsistencyLevel(CONSISTENCY));
+    } catch (DriverException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** The statements that make and migrate this class's tables in {@code keyspace}. */
+  static List<String> schema(String keyspace) {
+    return List.of(
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "name text"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "started_at timestamp"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "redrive_count int"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "history_count int"),
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "history_truncated boolean"),
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + CassandraSchema.EXECUTIONS_BY_APP
+            + " (app text, day int, started_at timestamp, execution_id text, workflow text,"
+            + " status text, name text, finished_at timestamp, error text, cause text,"
+            + " redrive_count int, PRIMARY KEY ((app, day), started_at, execution_id))"
+            + " WITH CLUSTERING ORDER BY (started_at DESC, execution_id DESC)",
+        "CREATE TABLE IF NOT EXISTS "
+            + keyspace
+            + "."
+            + CassandraSchema.EXECUTION_HISTORY
+            + " (execution_id text, at_ms bigint, message text, idx int, event text,"
+            + " PRIMARY KEY ((execution_id), at_ms, message, idx))");
+  }
+
+  static String addColumn(String keyspace, String table, String column) {
+    return "ALTER TABLE " + keyspace + "." + table + " ADD IF NOT EXISTS " + column;
+  }
+}
