@@ -42,6 +42,7 @@ from sand.grain.runner import Handler, invoke
 from sand_workflows import history
 from sand_workflows.engine import Action, Engine, Failed, Finished, Redrive, TaskCall, TimerCall
 from sand_workflows.model import GrainState
+from sand_workflows.tokens import decode_token
 
 from sand_worker.bus import (
     FINAL_FLAG,
@@ -432,6 +433,7 @@ class EventHandler:
             "execution_id": source.execution_id,
             "app": source.app,
             "workflow": source.workflow,
+            "started_ms": _started_ms(source),
             "finished_ms": now_ms(),
             "trace": trace,
         }
@@ -460,6 +462,21 @@ class EventHandler:
         if source.reply_to:
             out.later("lpush", keys.reply_key(source.reply_to), encoded)
         out.agent.append(encoded)
+
+
+def _started_ms(event: EventMessage) -> int | None:
+    """When the execution of ``event`` started (epoch ms), for its result document: the
+    execution's record is listed under it (decision 0018), history or not."""
+    headers = event.headers or {}
+    if event.kind == EventKind.INVOKE:
+        return int(headers.get(HEADER_STARTED_MS) or event.created_ms)
+    if not event.token:
+        return None
+    try:
+        started = decode_token(event.token).lineage.execution.start_time
+        return int(datetime.fromisoformat(started).timestamp() * 1000)
+    except ValueError:
+        return None
 
 
 def _float(raw: str | None) -> float | None:

@@ -209,12 +209,21 @@ final class AgentProxy {
    * answer or when it cannot be reached. Blocking, bounded by the request timeout.
    */
   Optional<byte[]> get(String path, Caller caller) {
+    return fetch(path, caller).filter(a -> a.status() == 200).map(Answer::body);
+  }
+
+  /**
+   * The agent's answer to {@code GET path} for {@code caller}, whatever its status; empty when it
+   * cannot be reached. Blocking, bounded by the request timeout.
+   */
+  Optional<Answer> fetch(String path, Caller caller) {
     try {
       HttpRequest.Builder get = HttpRequest.newBuilder(base.resolve(path)).timeout(HEADERS_TIMEOUT);
       onBehalfOf(get, caller);
       HttpResponse<byte[]> answer =
           client.send(get.GET().build(), HttpResponse.BodyHandlers.ofByteArray());
-      return answer.statusCode() == 200 ? Optional.of(answer.body()) : Optional.empty();
+      String type = answer.headers().firstValue("Content-Type").orElse("application/json");
+      return Optional.of(new Answer(answer.statusCode(), type, answer.body()));
     } catch (IOException e) {
       return Optional.empty();
     } catch (InterruptedException e) {

@@ -335,15 +335,18 @@ final class ExecutionControl {
       if (page != null) {
         path += "&page=" + URLEncoder.encode(page, StandardCharsets.UTF_8);
       }
-      Optional<byte[]> answer = hosts.agent().get(path, caller);
-      if (answer.isEmpty()) {
+      Optional<AgentProxy.Answer> answer = hosts.agent().fetch(path, caller);
+      if (answer.isPresent() && answer.get().status() == HttpStatus.NOT_FOUND_404) {
+        return events; // no history recorded: Redrive.of says why that cannot be redriven
+      }
+      if (answer.isEmpty() || answer.get().status() != HttpStatus.OK_200) {
         throw new Refused(
             HttpStatus.SERVICE_UNAVAILABLE_503,
             "the history of execution '" + id + "' cannot be read now");
       }
       JsonNode doc;
       try {
-        doc = JsonHttp.MAPPER.readTree(answer.get());
+        doc = JsonHttp.MAPPER.readTree(answer.get().body());
       } catch (IOException e) {
         throw new Refused(HttpStatus.BAD_GATEWAY_502, "unreadable history: " + e.getMessage());
       }
