@@ -232,7 +232,7 @@ class EventHandler:
             kind=EventKind.HISTORY,
             source_grain=self._grain.name,
             target_grain="",
-            payload=dumps(recorder.events),
+            payload=history.encode(recorder.events),
             host=self._config.host_id,
             headers=None,
             token="",

@@ -229,10 +229,15 @@ def test_large_values_are_truncated_with_a_mark() -> None:
     wf = _asl({"P": {"Type": "Pass", "End": True}}, "P")
     big = {"blob": "x" * 40_000}
     _, events = _run(wf, big, {})
-    started = events[0]["input"]
+    assert events[0]["input"] == big  # the recorder keeps values whole...
+    recorded = json.loads(history.encode(events))  # ...the record bounds them
+    started = recorded[0]["input"]
     assert started["truncated"] is True and started["bytes"] > 40_000
     assert started["preview"].startswith('{"blob":"xxx') and len(started["preview"]) == 1024
     assert history.bounded({"small": 1}) == {"small": 1}
+    assert json.loads(history.encode(events[:1] and [{"type": "X", "input": 1}])) == [
+        {"type": "X", "input": 1}
+    ]
 
 
 def test_path_survives_state_names_with_slashes_and_hashes() -> None:

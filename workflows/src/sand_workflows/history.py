@@ -19,8 +19,9 @@ emulator (``EmulationResult.steps``):
                   Parallel ``Fan``, ``Each[3]/Fan[0]`` nested (Map item 3, then branch 0)
 
 plus the fields of each type (inputs and outputs, errors, the grain and the instance
-that ran it). A value whose JSON is larger than ``MAX_VALUE_BYTES`` is replaced by
-``{"truncated": true, "bytes": N, "preview": <its first 1,024 characters>}``.
+that ran it). In the record (:func:`encode`, what the cluster stores) a value whose JSON is
+larger than ``MAX_VALUE_BYTES`` is replaced by ``{"truncated": true, "bytes": N, "preview":
+<its first 1,024 characters>}``; the emulator keeps values whole.
 """
 
 from __future__ import annotations
@@ -100,8 +101,7 @@ class Recorder:
             "path": path,
             **self._fields,
         }
-        for name, value in fields.items():
-            event[name] = bounded(value) if name in _VALUE_FIELDS else value
+        event.update(fields)
         where = (path, state)
         if type == "TaskStarted":
             self._started[where] = at
@@ -210,6 +210,20 @@ def path_of(lineage: Lineage) -> str:
         parts.append(f"{state}[{frame.slot}]")
         scope = f"{frame.group_id}/{frame.slot}"
     return "/".join(parts)
+
+
+def encode(events: list[dict[str, Any]]) -> bytes:
+    """``events`` as compact UTF-8 JSON for the record, each user value whose JSON exceeds
+    ``MAX_VALUE_BYTES`` replaced by a marked preview (:func:`bounded`). One encoding when the
+    whole list is that small (the usual case): the sizes are checked only when it is not."""
+    text = json.dumps(events, ensure_ascii=False, separators=(",", ":"), default=str)
+    if len(text) > MAX_VALUE_BYTES:
+        smaller = [
+            {name: bounded(value) if name in _VALUE_FIELDS else value for name, value in e.items()}
+            for e in events
+        ]
+        text = json.dumps(smaller, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text.encode()
 
 
 def bounded(value: Any) -> Any:

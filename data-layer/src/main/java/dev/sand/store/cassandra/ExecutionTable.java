@@ -34,11 +34,13 @@ import java.util.concurrent.CompletionStage;
  * topic, each recorded by whichever host holds the partition: either may arrive first. The status
  * is written {@code USING TIMESTAMP} of the event that set it (a start at its time in µs, an end at
  * its time + 999 µs so that an end in the same millisecond wins), so a late RUNNING never
- * overwrites a final status and a redrive (later) overwrites the old end. After writing its part,
- * each recorder reads the merged row back and writes the listing row from it, with the timestamp of
- * the row's status: whichever reads last writes the complete row, an earlier stale copy loses. The
- * listing row's key needs the start time, so an execution whose start was never recorded (an app
- * with {@code history: false}) has a row by id and no listing row.
+ * overwrites a final status and a redrive (later) overwrites the old end. The listing row gets the
+ * same cells with the same timestamps, written beside the row without reading anything: a start
+ * writes its columns (status, workflow, name, redrive count), an end its own (status, workflow,
+ * end, error, cause), and Cassandra keeps the newest cell of each. Its key needs the start time,
+ * which both a start and a result document carry ({@code started_ms}). Only a redrive (which must
+ * clear the old end but knows no name) and an end without a start time read the merged row back and
+ * write the listing row from it with the timestamp of the row's status.
  *
  * <p>Reads are blocking and throw {@link StoreException}; writes return stages that complete on the
  * driver's thread. LOCAL_QUORUM throughout, so a write is seen by the read that follows it.
@@ -79,8 +81,40 @@ public final class ExecutionTable {
     PreparedStatement redrive = statements.prepare(REDRIVE);
     prepareRelist();
     List<CompletableFuture<?>> all = new ArrayList<>();
+    PreparedStatement listStart = statements.prepare(LIST_START);
     for (ExecutionStart s : starts) {
       long timestamp = s.at().toEpochMilli() * 1000;
+      if (!s.redriven()) {
+        all.add(
+            execute(
+                    start.bind(
+                        ttlSeconds,
+                        timestamp,
+                        s.app(),
+                        s.workflow(),
+                        ExecutionStatus.RUNNING.name(),
+                        s.input(),
+                        s.name(),
+                        s.startedAt(),
+                        s.redriveCount(),
+                        s.executionId()))
+                .toCompletableFuture());
+        all.add(
+            execute(
+                    listStart.bind(
+                        ttlSeconds,
+                        timestamp,
+                        s.workflow(),
+                        ExecutionStatus.RUNNING.name(),
+                        s.name(),
+                        s.redriveCount(),
+                        s.app(),
+                        day(s.startedAt()),
+                        s.startedAt(),
+                        s.executionId()))
+                .toCompletableFuture());
+        continue;
+      }
       BoundStatement write =
           s.redriven()
               ? redrive.bind(
@@ -113,8 +147,42 @@ public final class ExecutionTable {
     PreparedStatement endStarted = statements.prepare(END_STARTED);
     prepareRelist();
     List<CompletableFuture<?>> all = new ArrayList<>();
+    PreparedStatement listEnd = statements.prepare(LIST_END);
     for (ExecutionEnd e : ends) {
       long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
+      if (e.startedAt() != null) {
+        all.add(
+            execute(
+                    endStarted.bind(
+                        ttlSeconds,
+                        timestamp,
+                        e.app(),
+                        e.workflow(),
+                        e.status().name(),
+                        e.output(),
+                        e.error(),
+                        e.cause(),
+                        e.finishedAt(),
+                        e.startedAt(),
+                        e.executionId()))
+                .toCompletableFuture());
+        all.add(
+            execute(
+                    listEnd.bind(
+                        ttlSeconds,
+                        timestamp,
+                        e.workflow(),
+                        e.status().name(),
+                        e.finishedAt(),
+                        e.error(),
+                        e.cause(),
+                        e.app(),
+                        day(e.startedAt()),
+                        e.startedAt(),
+                        e.executionId()))
+                .toCompletableFuture());
+        continue;
+      }
       BoundStatement write =
           e.startedAt() == null
               ? end.bind(
@@ -365,6 +433,15 @@ public final class ExecutionTable {
       "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
           + " name = ?, finished_at = ?, error = ?, cause = ?, redrive_count = ?"
           + " WHERE app = ? AND day = ? AND started_at = ? AND execution_id = ?";
+  // the cells a start and an end own in the listing row (see the class comment)
+  private static final String LIST_START =
+      "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
+          + " name = ?, redrive_count = ? WHERE app = ? AND day = ? AND started_at = ?"
+          + " AND execution_id = ?";
+  private static final String LIST_END =
+      "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
+          + " finished_at = ?, error = ?, cause = ? WHERE app = ? AND day = ? AND started_at = ?"
+          + " AND execution_id = ?";
   private static final String FIND =
       "SELECT execution_id, app, workflow, status, input, output, error, cause, name, started_at,"
           + " finished_at, redrive_count, history_truncated FROM %s.executions"

@@ -78,7 +78,7 @@ public final class HistoryTable {
     try {
       for (Map.Entry<String, List<HistoryEntry>> execution : byExecution.entrySet()) {
         String id = execution.getKey();
-        int before = known(id);
+        int before = known(id, execution.getValue());
         List<HistoryEntry> kept = admitted(before, execution.getValue(), cap);
         for (HistoryEntry entry : kept) {
           writes.add(
@@ -114,13 +114,26 @@ public final class HistoryTable {
     return batch.size() <= room ? batch : batch.subList(0, room);
   }
 
-  private int known(String executionId) {
+  private int known(String executionId, List<HistoryEntry> batch) {
     Integer count = counts.get(executionId);
     if (count != null) {
       return count;
     }
+    if (opensExecution(batch.get(0))) {
+      return 0; // its first event: nothing recorded before, no need to ask
+    }
     Row row = statements.run(statements.prepare(READ_COUNT).bind(executionId)).one();
     return row == null || row.isNull("history_count") ? 0 : row.getInt("history_count");
+  }
+
+  /**
+   * Whether {@code entry} is an execution's ExecutionStarted event, its first. The recorder stores
+   * events as compact JSON whose first member is {@code type} (the engine writes it first). A
+   * restart of an execution from its input after its host was lost (decision 0015) starts its count
+   * again: its cap errs towards keeping more of that execution's events.
+   */
+  static boolean opensExecution(HistoryEntry entry) {
+    return entry.event().startsWith("{\"type\":\"ExecutionStarted\"");
   }
 
   /**

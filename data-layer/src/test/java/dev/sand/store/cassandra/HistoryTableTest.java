@@ -36,4 +36,22 @@ class HistoryTableTest {
     assertThat(ExecutionTable.day(Instant.parse("2026-11-24T00:00:00Z")))
         .isEqualTo((int) java.time.LocalDate.parse("2026-11-24").toEpochDay());
   }
+
+  /** An execution's first event needs no read of its count; any other event does. */
+  @Test
+  void opensExecution_onlyItsStartedEvent() {
+    String started = "{\"type\":\"ExecutionStarted\",\"at_ms\":1}";
+    org.assertj.core.api.Assertions.assertThat(
+            HistoryTable.opensExecution(new HistoryEntry("e", 1, "b", 0, started)))
+        .isTrue();
+    for (String other :
+        List.of(
+            "{\"type\":\"ExecutionRedriven\"}",
+            "{\"type\":\"StateEntered\",\"state\":\"ExecutionStarted\"}",
+            "{}")) {
+      org.assertj.core.api.Assertions.assertThat(
+              HistoryTable.opensExecution(new HistoryEntry("e", 1, "b", 0, other)))
+          .isFalse();
+    }
+  }
 }
