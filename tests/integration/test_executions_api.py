@@ -170,9 +170,11 @@ def _started(execution_id: str, app: str, at_ms: int, payload: Any, name: str | 
     }
 
 
-def _result(execution_id: str, app: str, status: ExecutionStatus, at_ms: int) -> EventMessage:
+def _result(
+    execution_id: str, app: str, status: ExecutionStatus, at_ms: int, started_ms: int | None = None
+) -> EventMessage:
     """A RESULT or ERROR event whose document has ``status`` (ABORTED as the stop code
-    writes it: an ERROR event)."""
+    writes it: an ERROR event) and, as an instance writes it, the execution's start."""
     ok = status == ExecutionStatus.SUCCEEDED
     error = None if ok else ("States.Aborted" if status == ExecutionStatus.ABORTED else "Boom")
     document = result_document(
@@ -180,6 +182,7 @@ def _result(execution_id: str, app: str, status: ExecutionStatus, at_ms: int) ->
         execution_id=execution_id,
         app=app,
         workflow="main",
+        started_ms=started_ms,
         finished_ms=at_ms,
         output={"ok": True} if ok else None,
         error=error,
@@ -251,7 +254,13 @@ def recorded(
             [_started(execution_id, app, want["at"], want["input"], f"n-{execution_id[:8]}")],
         )
         end = (
-            _result(execution_id, app, ExecutionStatus(want["status"]), want["at"] + 500)
+            _result(
+                execution_id,
+                app,
+                ExecutionStatus(want["status"]),
+                want["at"] + 500,
+                started_ms=want["at"],
+            )
             if want["status"] != "RUNNING"
             else None
         )

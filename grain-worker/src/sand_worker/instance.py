@@ -474,7 +474,7 @@ def _started_ms(event: EventMessage) -> int | None:
         return None
     try:
         started = decode_token(event.token).lineage.execution.start_time
-        return int(datetime.fromisoformat(started).timestamp() * 1000)
+        return round(datetime.fromisoformat(started).timestamp() * 1000)
     except ValueError:
         return None
 

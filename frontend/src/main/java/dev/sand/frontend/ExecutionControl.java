@@ -81,17 +81,6 @@ final class ExecutionControl {
     this.clock = clock;
   }
 
-  /** A request that cannot be served, with the status and message to answer. */
-  static final class Refused extends Exception {
-    private static final long serialVersionUID = 1L;
-    final int status;
-
-    Refused(int status, String message) {
-      super(message, null, false, false);
-      this.status = status;
-    }
-  }
-
   void stop(String id, Caller caller, Request request, Response response, Callback callback) {
     try {
       ResultDocument doc = find(id, caller);
@@ -165,8 +154,6 @@ final class ExecutionControl {
       response.getHeaders().put(InvokeRoute.EXECUTION_HEADER, id);
       JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running.toJson());
     } catch (Refused e) {
-      JsonHttp.error(response, callback, e.status, e.getMessage());
-    } catch (InvokeRoute.Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
     } catch (IOException e) {
       JsonHttp.error(response, callback, HttpStatus.INTERNAL_SERVER_ERROR_500, e.getMessage());

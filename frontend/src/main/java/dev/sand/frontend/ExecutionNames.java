@@ -44,17 +44,6 @@ final class ExecutionNames {
     this.hosts = hosts;
   }
 
-  /** A start that cannot go on, with the status and message to answer. */
-  static final class Refusal extends Exception {
-    private static final long serialVersionUID = 1L;
-    final int status;
-
-    Refusal(int status, String message) {
-      super(message, null, false, false);
-      this.status = status;
-    }
-  }
-
   /**
    * {@code name} if it is a valid execution name.
    *
@@ -85,16 +74,16 @@ final class ExecutionNames {
    * Claims the name of {@code invocation} for it. Empty when claimed (the start goes on), else the
    * id of the execution that holds the name with the same input.
    *
-   * @throws Refusal 409 when the name's execution had another input; 503 when no agent answers
+   * @throws Refused 409 when the name's execution had another input; 503 when no agent answers
    */
-  Optional<String> claim(Invocation invocation, Caller caller) throws Refusal {
+  Optional<String> claim(Invocation invocation, Caller caller) throws Refused {
     JsonNode answer = send("POST", invocation, caller);
     String holder = answer.path("execution_id").asText();
     if (answer.path("claimed").asBoolean(false)) {
       return Optional.empty();
     }
     if (!answer.path("same_input").asBoolean(false)) {
-      throw new Refusal(
+      throw new Refused(
           HttpStatus.CONFLICT_409,
           "an execution named '"
               + invocation.name()
@@ -111,7 +100,7 @@ final class ExecutionNames {
   void release(Invocation invocation, Caller caller) {
     try {
       send("DELETE", invocation, caller);
-    } catch (Refusal e) {
+    } catch (Refused e) {
       // the name then keeps pointing at an execution that never ran, until it expires
     }
   }
@@ -172,7 +161,7 @@ final class ExecutionNames {
     return running != null ? running : ResultDocument.running(executionId, null, null, 0);
   }
 
-  private JsonNode send(String method, Invocation invocation, Caller caller) throws Refusal {
+  private JsonNode send(String method, Invocation invocation, Caller caller) throws Refused {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("app", invocation.app());
     body.put("name", invocation.name());
@@ -182,16 +171,16 @@ final class ExecutionNames {
     try {
       answer = hosts.agent().call(method, PATH, JsonHttp.MAPPER.writeValueAsBytes(body), caller);
     } catch (IOException e) {
-      throw new Refusal(
+      throw new Refused(
           HttpStatus.SERVICE_UNAVAILABLE_503,
           "execution names cannot be checked now: " + e.getMessage());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new Refusal(HttpStatus.SERVICE_UNAVAILABLE_503, "interrupted while claiming the name");
+      throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, "interrupted while claiming the name");
     }
     String text = new String(answer.body(), StandardCharsets.UTF_8);
     if (answer.status() != HttpStatus.OK_200) {
-      throw new Refusal(
+      throw new Refused(
           answer.status() / 100 == 4
               ? HttpStatus.BAD_REQUEST_400
               : HttpStatus.SERVICE_UNAVAILABLE_503,
@@ -200,7 +189,7 @@ final class ExecutionNames {
     try {
       return JsonHttp.MAPPER.readTree(answer.body());
     } catch (IOException e) {
-      throw new Refusal(
+      throw new Refused(
           HttpStatus.SERVICE_UNAVAILABLE_503, "the host agent answered a name claim with " + text);
     }
   }

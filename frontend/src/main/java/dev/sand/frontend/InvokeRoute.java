@@ -69,17 +69,6 @@ final class InvokeRoute {
     this.names = new ExecutionNames(hosts);
   }
 
-  /** A request that cannot be served, with the status and message to answer. */
-  static final class Refused extends Exception {
-    private static final long serialVersionUID = 1L;
-    final int status;
-
-    Refused(int status, String message) {
-      super(message, null, false, false);
-      this.status = status;
-    }
-  }
-
   /** Handles one invocation of {@code app} (the raw path segment); completes {@code callback}. */
   void handle(String app, Caller caller, Request request, Response response, Callback callback) {
     Invocation invocation;
@@ -126,7 +115,7 @@ final class InvokeRoute {
           names.answerExisting(existing.get(), invocation.sync(), caller, response, callback);
           return;
         }
-      } catch (ExecutionNames.Refusal e) {
+      } catch (Refused e) {
         JsonHttp.error(response, callback, e.status, e.getMessage());
         return;
       }

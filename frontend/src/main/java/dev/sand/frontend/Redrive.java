@@ -28,9 +28,9 @@ record Redrive(
   /**
    * The redrive of execution {@code id} with history {@code events} (in order).
    *
-   * @throws ExecutionControl.Refused 409 naming why when the history cannot say where to resume
+   * @throws Refused 409 naming why when the history cannot say where to resume
    */
-  static Redrive of(String id, List<JsonNode> events) throws ExecutionControl.Refused {
+  static Redrive of(String id, List<JsonNode> events) throws Refused {
     JsonNode started = null;
     int count = 0;
     JsonNode open = null; // the StateEntered of the top-level state in progress
@@ -88,7 +88,7 @@ record Redrive(
     return value.isObject() && value.path("truncated").asBoolean(false) && value.has("preview");
   }
 
-  private static ExecutionControl.Refused refused(String message) {
-    return new ExecutionControl.Refused(HttpStatus.CONFLICT_409, message);
+  private static Refused refused(String message) {
+    return new Refused(HttpStatus.CONFLICT_409, message);
   }
 }

@@ -72,7 +72,7 @@ class RedriveTest {
             "{'type':'TaskScheduled','state':'g','path':''}",
             "{'type':'ExecutionFailed','state':null,'path':''}");
     assertThatThrownBy(() -> Redrive.of("e1", nativeRun))
-        .isInstanceOf(ExecutionControl.Refused.class)
+        .isInstanceOf(Refused.class)
         .hasMessageContaining("no recorded state to redrive from");
     assertThatThrownBy(() -> Redrive.of("e1", List.of()))
         .hasMessageContaining("execution 'e1' has no recorded state");

@@ -40,7 +40,9 @@ import java.util.concurrent.CompletionStage;
  * end, error, cause), and Cassandra keeps the newest cell of each. Its key needs the start time,
  * which both a start and a result document carry ({@code started_ms}). Only a redrive (which must
  * clear the old end but knows no name) and an end without a start time read the merged row back and
- * write the listing row from it with the timestamp of the row's status.
+ * write the listing row from it with the timestamp of the row's status. (Every writer of a result
+ * document sets {@code started_ms} when it knows it; one that did not, recorded before its
+ * execution's start, leaves the listing row saying RUNNING while the row by id is right.)
  *
  * <p>Reads are blocking and throw {@link StoreException}; writes return stages that complete on the
  * driver's thread. LOCAL_QUORUM throughout, so a write is seen by the read that follows it.
@@ -84,37 +86,6 @@ public final class ExecutionTable {
     PreparedStatement listStart = statements.prepare(LIST_START);
     for (ExecutionStart s : starts) {
       long timestamp = s.at().toEpochMilli() * 1000;
-      if (!s.redriven()) {
-        all.add(
-            execute(
-                    start.bind(
-                        ttlSeconds,
-                        timestamp,
-                        s.app(),
-                        s.workflow(),
-                        ExecutionStatus.RUNNING.name(),
-                        s.input(),
-                        s.name(),
-                        s.startedAt(),
-                        s.redriveCount(),
-                        s.executionId()))
-                .toCompletableFuture());
-        all.add(
-            execute(
-                    listStart.bind(
-                        ttlSeconds,
-                        timestamp,
-                        s.workflow(),
-                        ExecutionStatus.RUNNING.name(),
-                        s.name(),
-                        s.redriveCount(),
-                        s.app(),
-                        day(s.startedAt()),
-                        s.startedAt(),
-                        s.executionId()))
-                .toCompletableFuture());
-        continue;
-      }
       BoundStatement write =
           s.redriven()
               ? redrive.bind(
@@ -136,7 +107,25 @@ public final class ExecutionTable {
                   s.startedAt(),
                   s.redriveCount(),
                   s.executionId());
-      all.add(writeThenRelist(write, s.executionId()));
+      if (s.redriven()) {
+        all.add(writeThenRelist(write, s.executionId()));
+        continue;
+      }
+      all.add(execute(write).toCompletableFuture());
+      all.add(
+          execute(
+                  listStart.bind(
+                      ttlSeconds,
+                      timestamp,
+                      s.workflow(),
+                      ExecutionStatus.RUNNING.name(),
+                      s.name(),
+                      s.redriveCount(),
+                      s.app(),
+                      day(s.startedAt()),
+                      s.startedAt(),
+                      s.executionId()))
+              .toCompletableFuture());
     }
     return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
   }
@@ -150,39 +139,6 @@ public final class ExecutionTable {
     PreparedStatement listEnd = statements.prepare(LIST_END);
     for (ExecutionEnd e : ends) {
       long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
-      if (e.startedAt() != null) {
-        all.add(
-            execute(
-                    endStarted.bind(
-                        ttlSeconds,
-                        timestamp,
-                        e.app(),
-                        e.workflow(),
-                        e.status().name(),
-                        e.output(),
-                        e.error(),
-                        e.cause(),
-                        e.finishedAt(),
-                        e.startedAt(),
-                        e.executionId()))
-                .toCompletableFuture());
-        all.add(
-            execute(
-                    listEnd.bind(
-                        ttlSeconds,
-                        timestamp,
-                        e.workflow(),
-                        e.status().name(),
-                        e.finishedAt(),
-                        e.error(),
-                        e.cause(),
-                        e.app(),
-                        day(e.startedAt()),
-                        e.startedAt(),
-                        e.executionId()))
-                .toCompletableFuture());
-        continue;
-      }
       BoundStatement write =
           e.startedAt() == null
               ? end.bind(
@@ -208,7 +164,26 @@ public final class ExecutionTable {
                   e.finishedAt(),
                   e.startedAt(),
                   e.executionId());
-      all.add(writeThenRelist(write, e.executionId()));
+      if (e.startedAt() == null) {
+        all.add(writeThenRelist(write, e.executionId()));
+        continue;
+      }
+      all.add(execute(write).toCompletableFuture());
+      all.add(
+          execute(
+                  listEnd.bind(
+                      ttlSeconds,
+                      timestamp,
+                      e.workflow(),
+                      e.status().name(),
+                      e.finishedAt(),
+                      e.error(),
+                      e.cause(),
+                      e.app(),
+                      day(e.startedAt()),
+                      e.startedAt(),
+                      e.executionId()))
+              .toCompletableFuture());
     }
     return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
   }

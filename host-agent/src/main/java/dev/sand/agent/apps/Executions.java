@@ -6,6 +6,7 @@ import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.bus.thrift.sandConstants;
+import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.ResultDocument;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +47,17 @@ public final class Executions {
   public void fail(RedisLocalBus bus, EventMessage source, String error, String cause) {
     long now = clock.millis();
     ResultDocument doc =
-        ResultDocument.failed(
-            source.getExecution_id(), source.getApp(), source.getWorkflow(), now, error, cause);
+        new ResultDocument(
+            source.getExecution_id(),
+            source.getApp(),
+            source.getWorkflow(),
+            ExecutionStatus.FAILED,
+            startedMs(bus, source.getExecution_id()),
+            now,
+            null,
+            error,
+            cause == null ? "" : cause,
+            null);
     byte[] body = doc.toBytes();
     bus.set(Keys.result(source.getExecution_id()), body, ResultDocument.TTL);
     EventMessage result =
@@ -73,6 +83,20 @@ public final class Executions {
       // the event itself is done with: its FAILED flag ends it on the global bus (sent once the
       // result above is safe there), so no host replays it
       bus.push(Keys.agent(hostId), source.deepCopy().setFlag(EventFlag.FAILED));
+    }
+  }
+
+  /**
+   * When the execution started, from its document in this host's Redis (0 when it is not there):
+   * its record is listed under that time (decision 0018).
+   */
+  private static long startedMs(RedisLocalBus bus, String executionId) {
+    try {
+      return bus.get(Keys.result(executionId))
+          .map(raw -> ResultDocument.parse(raw).startedMs())
+          .orElse(0L);
+    } catch (RuntimeException e) {
+      return 0; // unreadable or unreachable: the record finds its start another way
     }
   }
 
