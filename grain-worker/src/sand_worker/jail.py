@@ -139,16 +139,49 @@ class _Mounts:
             raise JailError(f"pivot_root {new_root}: {os.strerror(ctypes.get_errno())}")
 
 
-def build(spec: JailSpec, new_root: str = "/tmp") -> None:
+# Where the new root is built: the first of these that exists and holds none of the paths
+# bound into the sandbox (the tmpfs mounted on it hides its host content from this mount
+# namespace, so SAND installed under /tmp, say, must not be built over).
+ROOT_CANDIDATES = ("/mnt", "/media", "/srv", "/opt", "/tmp", "/run")
+
+
+def new_root_for(binds: list[Bind]) -> str:
+    """A directory to build the new root on that is no ancestor of a bound host path."""
+    for candidate in ROOT_CANDIDATES:
+        if os.path.isdir(candidate) and not any(
+            b.host == candidate or b.host.startswith(candidate + "/") for b in binds
+        ):
+            return candidate
+    raise JailError(
+        "no directory to build the sandbox's root on: each of "
+        + ", ".join(ROOT_CANDIDATES)
+        + " is missing or holds a path bound into the sandbox"
+    )
+
+
+def build(spec: JailSpec, new_root: str | None = None) -> None:
     """Build the new root and pivot into it. The caller is root in fresh namespaces.
 
-    ``new_root`` is any existing directory of the (private) mount namespace: the tmpfs
-    mounted on it hides the host's content there from this namespace only."""
+    ``new_root`` is an existing directory of the (private) mount namespace that holds no
+    bound path (default: :func:`new_root_for`): the tmpfs mounted on it hides the host's
+    content there from this namespace only."""
+    binds = ordered(system_binds() + list(spec.binds))
+    new_root = new_root or new_root_for(binds)
     m = _Mounts()
     m.mount("sand-jail", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
     root = Path(new_root)
+    # The sandbox's own /tmp first: a bound path under /tmp (SAND installed there) gets its
+    # mount point inside it rather than being hidden by it.
+    (root / "tmp").mkdir()
+    m.mount(
+        "sand-tmp",
+        str(root / "tmp"),
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"mode=1777,size={spec.tmp_size_mb}m",
+    )
     read_only: list[str] = []
-    for bind in ordered(system_binds() + list(spec.binds)):
+    for bind in binds:
         target = root / bind.sandbox.lstrip("/")
         if os.path.isdir(bind.host):
             target.mkdir(parents=True, exist_ok=True)
@@ -175,14 +208,6 @@ def build(spec: JailSpec, new_root: str = "/tmp") -> None:
     m.mount("", str(dev), "", MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
     (root / "proc").mkdir()
     m.mount("proc", str(root / "proc"), "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    (root / "tmp").mkdir()
-    m.mount(
-        "sand-tmp",
-        str(root / "tmp"),
-        "tmpfs",
-        MS_NOSUID | MS_NODEV,
-        f"mode=1777,size={spec.tmp_size_mb}m",
-    )
     old = root / ".old-root"
     old.mkdir()
     os.chdir(root)

@@ -7,7 +7,16 @@ import json
 import sys
 
 import pytest
-from sand_worker.jail import Bind, JailError, JailSpec, ordered, setpriv_argv, system_binds
+from sand_worker.jail import (
+    ROOT_CANDIDATES,
+    Bind,
+    JailError,
+    JailSpec,
+    new_root_for,
+    ordered,
+    setpriv_argv,
+    system_binds,
+)
 
 
 def _spec(uid: int = 2_000_000_001) -> str:
@@ -73,3 +82,16 @@ def test_setprivArgv_dropsEverything() -> None:
         "--inh-caps=-all",
     } <= set(argv)
     assert argv[-4:] == ["--", "python3", "-m", "sand_worker"]
+
+
+def test_newRoot_isNeverBuiltOverABoundPath(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SAND installed under /tmp (or /mnt...) is bound into the sandbox: the new root's tmpfs
+    must not be mounted over it, so the first candidate holding no bound path is chosen."""
+    monkeypatch.setattr("sand_worker.jail.os.path.isdir", lambda path: True)
+    code = Bind("/mnt/sand/grain-worker/src", "/mnt/sand/grain-worker/src", True)
+    assert new_root_for([code]) == "/media"
+    app = Bind("/tmp/ci/apps/a", "/tmp/ci/apps/a", True)
+    assert new_root_for([app]) == "/mnt"
+    everywhere = [Bind(d + "/x", d + "/x", True) for d in ROOT_CANDIDATES]
+    with pytest.raises(JailError, match="no directory to build the sandbox's root on"):
+        new_root_for(everywhere)
