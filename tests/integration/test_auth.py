@@ -9,7 +9,6 @@ import hashlib
 import secrets
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,8 @@ from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
+from tests.integration.tenants import Tenant, make_tenant, renamed_app
+
 pytestmark = pytest.mark.integration
 
 HELLO = Path(__file__).resolve().parents[2] / "examples" / "hello"
@@ -28,51 +29,28 @@ HELLO_INPUT = {"name": "  ada   lovelace "}
 HELLO_GREETING = "Hello, Ada Lovelace!"
 
 
-@dataclass(frozen=True)
-class Tenant:
-    name: str
-    token: str
-    token_id: str
-    client: SandClient
-
-
 @pytest.fixture(scope="module")
 def admin(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
     return SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120)
 
 
-def _tenant(admin: SandClient, config: ClusterConfig, prefix: str) -> Tenant:
-    # the suite's Cassandra keeps its data between runs: fresh names each time
-    name = f"{prefix}-{secrets.token_hex(3)}"
-    admin.create_user(name)
-    new = admin.create_token(user=name, label="test")
-    return Tenant(
-        name,
-        new.token,
-        new.info.id,
-        SandClient(config.gateway_url, token=new.token, timeout_s=120),
-    )
-
-
 @pytest.fixture(scope="module")
 def alice(admin: SandClient, cluster_config: ClusterConfig) -> Tenant:
-    return _tenant(admin, cluster_config, "alice")
+    return make_tenant(admin, cluster_config, "alice")
 
 
 @pytest.fixture(scope="module")
 def bob(admin: SandClient, cluster_config: ClusterConfig) -> Tenant:
-    return _tenant(admin, cluster_config, "bob")
+    return make_tenant(admin, cluster_config, "bob")
 
 
 @pytest.fixture(scope="module")
 def alices_app(alice: Tenant, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """examples/hello under a name of alice's own, deployed by her."""
     name = f"hello-{alice.name}"
-    copy = tmp_path_factory.mktemp("apps") / name
-    shutil.copytree(HELLO, copy)
-    manifest = copy / "app.yaml"
-    manifest.write_text(manifest.read_text().replace("name: hello", f"name: {name}"))
-    alice.client.deploy(copy, backend="process")
+    alice.client.deploy(
+        renamed_app(HELLO, name, tmp_path_factory.mktemp("apps")), backend="process"
+    )
     yield name
     alice.client.undeploy(name)
 
@@ -184,7 +162,7 @@ def test_revocation_takesEffectAtOnce_onEveryFrontend(
 
 
 def test_deletedUser_tokensStopAtOnce(cluster_config: ClusterConfig, admin: SandClient) -> None:
-    carol = _tenant(admin, cluster_config, "carol")
+    carol = make_tenant(admin, cluster_config, "carol")
     assert carol.client.whoami().user == carol.name
 
     assert admin.delete_user(carol.name) == 1

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,18 +31,13 @@ from sand.cluster.supervisor import Supervisor
 from sand.contracts import ExecutionStatus, result_document
 from sand_worker.bus import FINAL_FLAG, EventFlag, EventKind, EventMessage, encode, now_ms
 
+from tests.integration.tenants import Tenant, make_tenant, renamed_app
+
 pytestmark = pytest.mark.integration
 
 HELLO = Path(__file__).resolve().parents[2] / "examples" / "hello"
 STEER = Path(__file__).resolve().parent / "apps" / "steer"
 WAIT_S = 60
-
-
-@dataclass(frozen=True)
-class Tenant:
-    name: str
-    token: str
-    client: SandClient
 
 
 @dataclass(frozen=True)
@@ -76,32 +70,23 @@ def admin(cluster: Supervisor, cluster_config: ClusterConfig) -> SandClient:
     return SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120)
 
 
-def _tenant(admin: SandClient, prefix: str, config: ClusterConfig) -> Tenant:
-    name = f"{prefix}-{secrets.token_hex(3)}"  # Cassandra keeps data between runs
-    admin.create_user(name)
-    new = admin.create_token(user=name, label="test")
-    return Tenant(name, new.token, SandClient(config.gateway_url, token=new.token, timeout_s=120))
-
-
 @pytest.fixture(scope="module")
 def alice(admin: SandClient, cluster_config: ClusterConfig) -> Tenant:
-    return _tenant(admin, "exa", cluster_config)
+    return make_tenant(admin, cluster_config, "exa")
 
 
 @pytest.fixture(scope="module")
 def bob(admin: SandClient, cluster_config: ClusterConfig) -> Tenant:
-    return _tenant(admin, "exb", cluster_config)
+    return make_tenant(admin, cluster_config, "exb")
 
 
 @pytest.fixture(scope="module")
 def app(alice: Tenant, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """examples/hello under a name of alice's own, deployed by her."""
     name = f"hello-{alice.name}"
-    copy = tmp_path_factory.mktemp("apps") / name
-    shutil.copytree(HELLO, copy)
-    manifest = copy / "app.yaml"
-    manifest.write_text(manifest.read_text().replace("name: hello", f"name: {name}"))
-    alice.client.deploy(copy, backend="process")
+    alice.client.deploy(
+        renamed_app(HELLO, name, tmp_path_factory.mktemp("apps")), backend="process"
+    )
     yield name
     alice.client.undeploy(name)
 
@@ -111,11 +96,9 @@ def asl_app(alice: Tenant, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     """The ASL test app `steer` under a name of alice's own (workflow `tour`: every kind of
     state once)."""
     name = f"steer-{alice.name}"
-    copy = tmp_path_factory.mktemp("apps") / name
-    shutil.copytree(STEER, copy)
-    manifest = copy / "app.yaml"
-    manifest.write_text(manifest.read_text().replace("name: steer", f"name: {name}"))
-    alice.client.deploy(copy, backend="process")
+    alice.client.deploy(
+        renamed_app(STEER, name, tmp_path_factory.mktemp("apps")), backend="process"
+    )
     yield name
     alice.client.undeploy(name)
 

@@ -8,7 +8,6 @@ died in the middle of a task.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -139,8 +138,7 @@ class EventHandler:
         the grain runs, so that a parent can explain this task if the process dies.
         Returns what the grain's run gave, or None when the event ran no grain here."""
         message = decode(raw)
-        recorder = self._recorder()
-        with history.recording(recorder) if recorder is not None else contextlib.nullcontext():
+        with history.recording(self._recorder()) as recorder:
             return self._handle(message, on_task, recorder)
 
     def _recorder(self) -> history.Recorder | None:
@@ -204,7 +202,8 @@ class EventHandler:
         """Begin the execution of an INVOKE event, or run it again from the state that
         failed when the event is a redrive (headers ``sand-redrive-*``)."""
         headers = message.headers or {}
-        started_ms = int(headers.get(HEADER_STARTED_MS) or message.created_ms)
+        started_ms = _started_ms(message)
+        assert started_ms is not None  # an INVOKE always says
         started = datetime.fromtimestamp(started_ms / 1000, UTC).isoformat()
         redrive = None
         if headers.get(HEADER_REDRIVE_STATE):
@@ -287,8 +286,7 @@ class EventHandler:
         """Report a task whose process died (timeout kill, signal, exit) to the engine."""
         message = decode(raw)
         engine = self._engine(message)
-        recorder = self._recorder()
-        with history.recording(recorder) if recorder is not None else contextlib.nullcontext():
+        with history.recording(self._recorder()) as recorder:
             error = result.error or "States.Runtime"
             if token is None:
                 actions: list[Action] = [Failed(error, result.cause or "")]

@@ -173,12 +173,17 @@ class GrainWorker:
                     execution=execution_id,
                 )
 
+    def _of_stopped(self, raw: bytes) -> bool:
+        """Whether event ``raw`` belongs to a stopped execution (as of the last refresh; it
+        is decoded only while some execution of the app is stopped)."""
+        return self._aborted.any() and self._aborted.contains(decode(raw).execution_id)
+
     def _report(self, reporter: EventHandler, ended: Ended) -> None:
         """Fail the task of an instance that took an event and did not end clean."""
         child = ended.child
         if ended.clean or child.taken is None:
             return
-        if self._aborted.any() and self._aborted.contains(decode(child.taken).execution_id):
+        if self._of_stopped(child.taken):
             # killed because its execution was stopped: nothing of it goes on
             try:
                 reporter.drop(child.taken)
@@ -237,7 +242,7 @@ class GrainWorker:
             raw = self._take(client, channel, retire_when_idle=served > 0)
             if raw is None:
                 return
-            if self._aborted.any() and self._aborted.contains(decode(raw).execution_id):
+            if self._of_stopped(raw):
                 handler.drop(raw)  # its execution was stopped: the event ends here
                 if served + 1 < limit:
                     channel.done()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,8 @@ from sand import keys
 from sand.data import DataStore, DataStoreError
 from sand.data.memory import DictDataStore, MemoryDataServer
 from sand.data.redis import RedisDataStore
+
+from tests.unit.redis_server import private_redis
 
 
 @pytest.mark.timeout(20)
@@ -133,27 +134,7 @@ def test_redisStore_translatesRedisErrors() -> None:
 @pytest.mark.timeout(20)
 def test_redisStore_againstRealRedis(tmp_path: Path) -> None:
     """Against a real redis-server on a unix socket (skipped when the binary is absent)."""
-    import shutil
-    import subprocess
-
-    import redis
-
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    sock = tmp_path / "redis.sock"
-    server = subprocess.Popen(
-        [binary, "--port", "0", "--unixsocket", str(sock), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        client = redis.Redis(unix_socket_path=str(sock))
-        for _ in range(200):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.02)
+    with private_redis(tmp_path) as client:
         store = RedisDataStore(client, "app")
         store.put("x/1", b"one")
         store.put("x/2", b"two")
@@ -161,6 +142,3 @@ def test_redisStore_againstRealRedis(tmp_path: Path) -> None:
         assert store.keys("x/") == ["x/1", "x/2"]
         assert store.get("x/2") == b"two"
         assert client.get("sand:data:app:local:y") == b"three"
-    finally:
-        server.kill()
-        server.wait()

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -25,32 +23,16 @@ from sand_contracts.ttypes import DataOp, DataReply, DataRequest
 from thrift.protocol import TCompactProtocol
 from thrift.TSerialization import deserialize, serialize
 
+from tests.unit.redis_server import private_redis
+
 PROTOCOL = TCompactProtocol.TCompactProtocolFactory()
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[redis.Redis]:
     """A private redis-server on a unix socket (skipped when the binary is absent)."""
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    sock = tmp_path / "redis.sock"
-    server = subprocess.Popen(
-        [binary, "--port", "0", "--unixsocket", str(sock), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        conn = redis.Redis(unix_socket_path=str(sock))
-        for _ in range(200):
-            try:
-                conn.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.02)
+    with private_redis(tmp_path) as conn:
         yield conn
-    finally:
-        server.kill()
-        server.wait()
 
 
 class AgentTwin:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,31 +12,16 @@ import redis
 from sand.grain.result import GrainResult
 from sand_worker.metrics import GrainMetrics, bucket_field, error_field, parse
 
+from tests.unit.redis_server import private_redis
+
 pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[redis.Redis]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed")
-    sock = tmp_path / "redis.sock"
-    server = subprocess.Popen(
-        [binary, "--port", "0", "--unixsocket", str(sock), "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        client = redis.Redis(unix_socket_path=str(sock))
-        for _ in range(200):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.02)
-        yield client
-    finally:
-        server.kill()
-        server.wait()
+    """A private redis-server on a unix socket (skipped when the binary is absent)."""
+    with private_redis(tmp_path) as conn:
+        yield conn
 
 
 class Later:

@@ -7,7 +7,6 @@ Virtual time: timers fire in due order; with ``skip_waits`` no real time passes.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import heapq
 import itertools
 import time
@@ -65,7 +64,7 @@ def run(
     (the grain's thread is abandoned). Raises RuntimeError if the execution stalls.
     ``recorder`` receives the execution's history events.
     """
-    with history.recording(recorder) if recorder is not None else contextlib.nullcontext():
+    with history.recording(recorder):
         return _run(
             workflow, input, grains, skip_waits, execution_id, store, on_action, max_actions
         )

@@ -123,8 +123,12 @@ _current: ContextVar[Recorder | None] = ContextVar("sand_workflows_history", def
 
 
 @contextmanager
-def recording(recorder: Recorder) -> Iterator[Recorder]:
-    """Record the events of the engine calls made inside the ``with`` block."""
+def recording(recorder: Recorder | None) -> Iterator[Recorder | None]:
+    """Record the events of the engine calls made inside the ``with`` block into
+    ``recorder``; with None, record nothing (a driver whose app keeps no history)."""
+    if recorder is None:
+        yield None
+        return
     reset = _current.set(recorder)
     try:
         yield recorder

@@ -139,31 +139,22 @@ public final class ExecutionTable {
     PreparedStatement listEnd = statements.prepare(LIST_END);
     for (ExecutionEnd e : ends) {
       long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
+      // the same cells either way; with its start time when the result document says it
+      Object[] cells = {
+        ttlSeconds,
+        timestamp,
+        e.app(),
+        e.workflow(),
+        e.status().name(),
+        e.output(),
+        e.error(),
+        e.cause(),
+        e.finishedAt()
+      };
       BoundStatement write =
           e.startedAt() == null
-              ? end.bind(
-                  ttlSeconds,
-                  timestamp,
-                  e.app(),
-                  e.workflow(),
-                  e.status().name(),
-                  e.output(),
-                  e.error(),
-                  e.cause(),
-                  e.finishedAt(),
-                  e.executionId())
-              : endStarted.bind(
-                  ttlSeconds,
-                  timestamp,
-                  e.app(),
-                  e.workflow(),
-                  e.status().name(),
-                  e.output(),
-                  e.error(),
-                  e.cause(),
-                  e.finishedAt(),
-                  e.startedAt(),
-                  e.executionId());
+              ? end.bind(append(cells, e.executionId()))
+              : endStarted.bind(append(cells, e.startedAt(), e.executionId()));
       if (e.startedAt() == null) {
         all.add(writeThenRelist(write, e.executionId()));
         continue;
@@ -186,6 +177,12 @@ public final class ExecutionTable {
               .toCompletableFuture());
     }
     return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  private static Object[] append(Object[] head, Object... tail) {
+    Object[] all = java.util.Arrays.copyOf(head, head.length + tail.length);
+    System.arraycopy(tail, 0, all, head.length, tail.length);
+    return all;
   }
 
   private CompletableFuture<Void> writeThenRelist(BoundStatement write, String executionId) {
