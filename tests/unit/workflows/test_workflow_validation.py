@@ -556,9 +556,9 @@ def test_valid_definition_has_no_problems() -> None:
             "only version '1.0'",
         ),
         (
-            {"StartAt": "A", "States": {"A": END}, "QueryLanguage": "JSONata"},
+            {"StartAt": "A", "States": {"A": END}, "QueryLanguage": "XPath"},
             "main.yaml: QueryLanguage",
-            "only JSONPath",
+            "must be one of JSONPath, JSONata",
         ),
         (machine(**{"A" * 81: END}), "main.yaml: States." + "A" * 81, "at most 80 characters"),
     ],

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import errors
+from . import errors, variables
 from .intrinsics import check_intrinsic
+from .jsonata_lang import Template, check_template
 from .model import ROOT, Catcher, Retrier
 from .paths import Path, check_path, check_reference_path, compile_path, compile_reference_path
 from .validation import Compiler, is_int, is_number
@@ -26,7 +27,8 @@ RETRIER_FIELDS = frozenset(
         "Comment",
     }
 )
-CATCHER_FIELDS = frozenset({"ErrorEquals", "Next", "ResultPath", "Comment"})
+CATCHER_FIELDS = frozenset({"ErrorEquals", "Next", "ResultPath", "Assign", "Comment"})
+JSONATA_CATCHER_FIELDS = frozenset({"ErrorEquals", "Next", "Output", "Assign", "Comment"})
 
 
 class AslFieldCompiler(Compiler):
@@ -99,6 +101,49 @@ class AslFieldCompiler(Compiler):
             for message in check_intrinsic(item):
                 self.problem(where, message)
 
+    def assign(self, value: Any, where: str, jsonata: bool) -> Any:
+        """An Assign field: an object naming variables. JSONPath values are Payload
+        Template values (``name.$`` takes a path or an intrinsic); JSONata values may hold
+        ``{% %}`` expressions. The compiled form, or None when it is invalid."""
+        if not isinstance(value, dict):
+            self.problem(where, "Assign must be an object whose fields name variables")
+            return None
+        ok = True
+        for key in value:
+            problem = variables.name_problem(key)
+            if problem is not None:
+                self.problem(f"{where}.{key}", problem)
+                ok = False
+            elif jsonata and key.endswith(".$"):
+                self.problem(
+                    f"{where}.{key}", "a JSONata Assign takes {% %} expressions, not '.$' fields"
+                )
+                ok = False
+        literal = {k: v for k, v in value.items() if not str(k).endswith(".$")}
+        too_big = variables.literal_size_problem(literal)
+        if too_big is not None:
+            self.problem(where, too_big)
+            ok = False
+        if jsonata:
+            before = len(self.problems)
+            check_template(value, where, self.problem)
+            return Template.of(value) if ok and len(self.problems) == before else None
+        stripped: set[str] = set()
+        for key in value:
+            plain = key[:-2] if key.endswith(".$") else key
+            if plain in stripped:
+                self.problem(f"{where}.{key}", f"variable '{plain}' is assigned twice")
+                ok = False
+            stripped.add(plain)
+        self.check_template(value, where)
+        return value if ok else None
+
+    def jsonata_value(self, value: Any, where: str) -> Template | None:
+        """A field of a JSONata state (any JSON value; ``{% %}`` strings are expressions)."""
+        before = len(self.problems)
+        check_template(value, where, self.problem)
+        return Template.of(value) if len(self.problems) == before else None
+
     def error_names(self, value: Any, where: str) -> tuple[str, ...]:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             self.problem(where, "ErrorEquals must be a non-empty array of strings")
@@ -162,7 +207,9 @@ class AslFieldCompiler(Compiler):
             out.append(Retrier(names, float(interval), attempts, float(rate), max_delay, jitter))
         return tuple(out)
 
-    def catchers(self, value: Any, where: str, names: set[str]) -> tuple[Catcher, ...]:
+    def catchers(
+        self, value: Any, where: str, names: set[str], jsonata: bool = False
+    ) -> tuple[Catcher, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -174,9 +221,17 @@ class AslFieldCompiler(Compiler):
             if not isinstance(spec, dict):
                 self.problem(loc, "a Catcher must be an object")
                 continue
+            allowed = JSONATA_CATCHER_FIELDS if jsonata else CATCHER_FIELDS
             for key in spec:
-                if key not in CATCHER_FIELDS:
-                    self.problem(loc, f"unknown field '{key}' in a Catcher")
+                if key not in allowed:
+                    other = "JSONPath" if jsonata else "JSONata"
+                    known = key in (CATCHER_FIELDS if jsonata else JSONATA_CATCHER_FIELDS)
+                    self.problem(
+                        f"{loc}.{key}",
+                        f"'{key}' is a {other} field of a Catcher"
+                        if known
+                        else f"unknown field '{key}' in a Catcher",
+                    )
             error_names = self.error_names(spec.get("ErrorEquals"), f"{loc}.ErrorEquals")
             if errors.ALL in error_names and i != len(value) - 1:
                 self.problem(loc, "a Catcher with States.ALL must be the last Catcher")
@@ -189,10 +244,18 @@ class AslFieldCompiler(Compiler):
                 continue
             rp = (
                 self.result_path(spec["ResultPath"], f"{loc}.ResultPath")
-                if "ResultPath" in spec
+                if "ResultPath" in spec and not jsonata
                 else ROOT
             )
-            out.append(Catcher(error_names, target, rp))
+            assign = (
+                self.assign(spec["Assign"], f"{loc}.Assign", jsonata) if "Assign" in spec else None
+            )
+            output = (
+                self.jsonata_value(spec["Output"], f"{loc}.Output")
+                if jsonata and "Output" in spec
+                else None
+            )
+            out.append(Catcher(error_names, target, rp, assign, output))
         return tuple(out)
 
     def positive_or_path(

@@ -11,10 +11,12 @@ from typing import Any
 
 from . import model
 from .asl_fields import AslFieldCompiler
-from .choice import Rule, compile_rule, parse_timestamp
+from .choice import compile_rule, parse_timestamp
 from .intrinsics import check_intrinsic
-from .model import State, Workflow, WorkflowKind
+from .jsonata_lang import is_expression
+from .model import ChoiceRule, State, Workflow, WorkflowKind
 from .validation import is_int, reachable_from, report_endless
+from .variable_checks import check_references
 
 # Adds the fields of one state type to the constructor arguments: (spec, loc, names, fields).
 _TypeFields = Callable[[dict[str, Any], str, set[str], dict[str, Any]], None]
@@ -56,7 +58,52 @@ ALLOWED_FIELDS: dict[str, set[str]] = {
         "Label",
     },
 }
-ASL_TOP_FIELDS = {"StartAt", "States", "Comment", "Version"}
+# Assign is allowed in both query languages on these types (not on Succeed and Fail).
+ASSIGNING_TYPES = {"Task", "Pass", "Choice", "Wait", "Parallel", "Map"}
+for _typ in ASSIGNING_TYPES:
+    ALLOWED_FIELDS[_typ] = ALLOWED_FIELDS[_typ] | {"Assign"}
+# The fields of a JSONata state (spec "JSONata"; Arguments/Output replace the paths).
+_J_COMMON = {"Type", "Comment", "QueryLanguage"}
+JSONATA_FIELDS: dict[str, set[str]] = {
+    "Task": _J_COMMON
+    | _FLOW
+    | {
+        "Resource",
+        "Arguments",
+        "Output",
+        "Assign",
+        "Retry",
+        "Catch",
+        "TimeoutSeconds",
+        "HeartbeatSeconds",
+        "Credentials",
+    },
+    "Pass": _J_COMMON | _FLOW | {"Output", "Assign"},
+    "Choice": _J_COMMON | {"Choices", "Default", "Output", "Assign"},
+    "Wait": _J_COMMON | _FLOW | {"Seconds", "Timestamp", "Output", "Assign"},
+    "Succeed": _J_COMMON | {"Output"},
+    "Fail": _J_COMMON | {"Error", "Cause"},
+    "Parallel": _J_COMMON | _FLOW | {"Branches", "Arguments", "Output", "Assign", "Retry", "Catch"},
+    "Map": _J_COMMON
+    | _FLOW
+    | {
+        "ItemProcessor",
+        "Iterator",
+        "Items",
+        "ItemSelector",
+        "MaxConcurrency",
+        "Output",
+        "Assign",
+        "Retry",
+        "Catch",
+        "Label",
+    },
+}
+for _typ in ALLOWED_FIELDS:
+    ALLOWED_FIELDS[_typ] = ALLOWED_FIELDS[_typ] | {"QueryLanguage"}
+JSONATA_ONLY = {"Arguments", "Output", "Items", "Condition"}
+QUERY_LANGUAGES = ("JSONPath", "JSONata")
+ASL_TOP_FIELDS = {"StartAt", "States", "Comment", "Version", "QueryLanguage"}
 # Spec fields that SAND does not implement: refused rather than silently ignored.
 UNSUPPORTED_FIELDS = {
     "Map": {
@@ -77,6 +124,7 @@ class AslCompiler(AslFieldCompiler):
     def compile(self, doc: dict[str, Any], name: str) -> Workflow | None:
         self.states: dict[str, State] = {}
         self.seen_names: dict[str, str] = {}
+        self.machine_jsonata = False
         # ASL "Type" -> the record it compiles to, and what adds that type's own fields.
         self.state_types: dict[str, tuple[type[State], _TypeFields | None]] = {
             "Task": (model.TaskState, self.task_fields),
@@ -94,8 +142,12 @@ class AslCompiler(AslFieldCompiler):
                     "TimeoutSeconds", "a machine-wide TimeoutSeconds is not supported by SAND"
                 )
             elif key == "QueryLanguage":
-                if doc[key] != "JSONPath":
-                    self.problem("QueryLanguage", f"only JSONPath is supported, got {doc[key]!r}")
+                if doc[key] not in QUERY_LANGUAGES:
+                    self.problem(
+                        "QueryLanguage",
+                        f"must be one of {', '.join(QUERY_LANGUAGES)}, got {doc[key]!r}",
+                    )
+                self.machine_jsonata = doc[key] == "JSONata"
             elif key not in ASL_TOP_FIELDS:
                 self.problem("", f"unknown top-level field '{key}'")
         if "Version" in doc and doc["Version"] != "1.0":
@@ -103,6 +155,8 @@ class AslCompiler(AslFieldCompiler):
         start = self.scope(doc, "")
         if start is None:
             return None
+        if not self.problems:
+            check_references(doc, self.machine_jsonata, self.problem)
         return Workflow(self.source, name, WorkflowKind.ASL, start, self.states, definition=doc)
 
     # A scope is the machine itself, a Parallel branch or a Map processor.
@@ -186,19 +240,32 @@ class AslCompiler(AslFieldCompiler):
                 else "a state must have a 'Type'",
             )
             return None
-        allowed = ALLOWED_FIELDS[typ]
+        jsonata = self.query_language(spec, loc)
+        allowed = JSONATA_FIELDS[typ] if jsonata else ALLOWED_FIELDS[typ]
         for key in spec:
             if key in UNSUPPORTED_FIELDS.get(typ, ()):
                 self.problem(f"{loc}.{key}", f"'{key}' is not supported by SAND")
             elif key not in allowed:
-                self.problem(f"{loc}.{key}", f"unknown field '{key}' in a {typ} state")
+                self.problem(f"{loc}.{key}", self.misplaced(key, typ, jsonata))
         # The class decides which common fields apply: e.g. Fail has no InputPath, and a
         # Map's "Parameters" is its ItemSelector (set by map_fields), not MapState.parameters.
         cls, type_fields = self.state_types[typ]
         attrs = {f.name for f in dataclass_fields(cls)}
-        fields: dict[str, Any] = {"name": name, "location": loc}
+        fields: dict[str, Any] = {"name": name, "location": loc, "jsonata": jsonata}
         if issubclass(cls, model.FlowState):
             self.flow(spec, loc, names, fields)
+        if "Assign" in spec and typ in ASSIGNING_TYPES:
+            fields["assign"] = self.assign(spec["Assign"], f"{loc}.Assign", jsonata)
+        if jsonata:
+            for key, attr in (("Output", "output"), ("Arguments", "arguments")):
+                if key in spec and (attr == "output" or attr in attrs):
+                    fields[attr] = self.jsonata_value(spec[key], f"{loc}.{key}")
+            if issubclass(cls, model.RecoverableState):
+                fields["retry"] = self.retriers(spec.get("Retry"), f"{loc}.Retry")
+                fields["catch"] = self.catchers(spec.get("Catch"), f"{loc}.Catch", names, True)
+            if type_fields is not None:
+                type_fields(spec, loc, names, fields)
+            return cls(**fields)
         if issubclass(cls, model.FilterState):
             for key, attr in (("InputPath", "input_path"), ("OutputPath", "output_path")):
                 if key in spec:
@@ -214,6 +281,40 @@ class AslCompiler(AslFieldCompiler):
         if type_fields is not None:
             type_fields(spec, loc, names, fields)
         return cls(**fields)
+
+    def query_language(self, spec: dict[str, Any], loc: str) -> bool:
+        """Whether the state uses JSONata (its QueryLanguage, else the machine's)."""
+        if "QueryLanguage" not in spec:
+            return self.machine_jsonata
+        value = spec["QueryLanguage"]
+        if value not in QUERY_LANGUAGES:
+            self.problem(
+                f"{loc}.QueryLanguage",
+                f"must be one of {', '.join(QUERY_LANGUAGES)}, got {value!r}",
+            )
+            return self.machine_jsonata
+        if value == "JSONPath" and self.machine_jsonata:
+            self.problem(
+                f"{loc}.QueryLanguage",
+                "a state of a JSONata machine cannot use JSONPath (a JSONPath machine may have"
+                " JSONata states, not the reverse)",
+            )
+        return bool(value == "JSONata")
+
+    @staticmethod
+    def misplaced(key: str, typ: str, jsonata: bool) -> str:
+        """Why ``key`` does not belong in a ``typ`` state of that query language."""
+        if jsonata and key in ALLOWED_FIELDS[typ]:
+            return (
+                f"'{key}' is a JSONPath field and this state uses JSONata"
+                " (use Arguments and Output with {% %} expressions instead)"
+            )
+        if not jsonata and key in JSONATA_FIELDS[typ]:
+            return (
+                f"'{key}' is a JSONata field and this state uses JSONPath"
+                ' (set "QueryLanguage": "JSONata" on the state or the machine)'
+            )
+        return f"unknown field '{key}' in a {typ} state"
 
     def flow(self, spec: dict[str, Any], loc: str, names: set[str], fields: dict[str, Any]) -> None:
         has_next = "Next" in spec
@@ -248,10 +349,17 @@ class AslCompiler(AslFieldCompiler):
             )
         fields["resource"] = resource
         fields["timeout_s"] = 60.0  # spec "Task State": the default TimeoutSeconds is 60
+        if fields["jsonata"]:
+            for key in ("TimeoutSeconds", "HeartbeatSeconds"):
+                if is_expression(spec.get(key)):
+                    template = self.jsonata_value(spec[key], f"{loc}.{key}")
+                    if key == "TimeoutSeconds":
+                        fields["timeout_s"], fields["timeout_template"] = None, template
+                    spec = {k: v for k, v in spec.items() if k != key}
         self.positive_or_path(spec, "TimeoutSeconds", loc, fields, "timeout")
         if "timeout" in fields:
             fields["timeout_s"] = fields.pop("timeout")
-        if "timeout_path" in fields:
+        if "timeout_path" in fields or "timeout_template" in fields:
             fields["timeout_s"] = None
         heartbeat: dict[str, Any] = {}
         self.positive_or_path(spec, "HeartbeatSeconds", loc, heartbeat, "heartbeat")
@@ -264,7 +372,7 @@ class AslCompiler(AslFieldCompiler):
     def pass_fields(
         self, spec: dict[str, Any], loc: str, names: set[str], fields: dict[str, Any]
     ) -> None:
-        if "Result" in spec:
+        if "Result" in spec and not fields["jsonata"]:
             fields["has_result"] = True
             fields["result"] = spec["Result"]
 
@@ -275,9 +383,15 @@ class AslCompiler(AslFieldCompiler):
         if not isinstance(choices, list) or not choices:
             self.problem(loc, "a Choice state must have 'Choices', a non-empty array")
             choices = []
-        compiled: list[tuple[Rule, str]] = []
+        compiled: list[ChoiceRule] = []
+        jsonata = fields["jsonata"]
         for i, rule_spec in enumerate(choices):
             where = f"{loc}.Choices[{i}]"
+            if jsonata:
+                choice = self.jsonata_rule(rule_spec, where, names)
+                if choice is not None:
+                    compiled.append(choice)
+                continue
             found: list[tuple[str, str]] = []
             rule = compile_rule(rule_spec, where, found, top=True)
             for w, m in found:
@@ -289,7 +403,11 @@ class AslCompiler(AslFieldCompiler):
                 self.problem(f"{where}.Next", f"Next {target!r} names no state in this scope")
                 continue
             if rule is not None and isinstance(target, str):
-                compiled.append((rule, target))
+                assert isinstance(rule_spec, dict)
+                assign = None
+                if "Assign" in rule_spec:
+                    assign = self.assign(rule_spec["Assign"], f"{where}.Assign", False)
+                compiled.append(ChoiceRule(target, rule=rule, assign=assign))
         fields["choices"] = tuple(compiled)
         if "Default" in spec:
             default = spec["Default"]
@@ -298,9 +416,54 @@ class AslCompiler(AslFieldCompiler):
             else:
                 fields["default"] = default
 
+    def jsonata_rule(self, spec: Any, where: str, names: set[str]) -> ChoiceRule | None:
+        """A Choice Rule of a JSONata state: Condition, Next, and maybe Assign and Output."""
+        if not isinstance(spec, dict):
+            self.problem(where, "a Choice Rule must be an object")
+            return None
+        for key in spec:
+            if key not in {"Condition", "Next", "Assign", "Output", "Comment"}:
+                hint = (
+                    " (a JSONata Choice Rule tests a 'Condition' expression)"
+                    if key in {"Variable", "And", "Or", "Not"}
+                    else ""
+                )
+                self.problem(f"{where}.{key}", f"unknown field '{key}' in a Choice Rule{hint}")
+        condition = spec.get("Condition")
+        target = spec.get("Next")
+        if not isinstance(target, str) or target not in names:
+            self.problem(f"{where}.Next", f"Next {target!r} names no state in this scope")
+            return None
+        if not (isinstance(condition, bool) or is_expression(condition)):
+            self.problem(
+                f"{where}.Condition",
+                "a JSONata Choice Rule must have 'Condition': a {% %} expression (or true/false)",
+            )
+            return None
+        return ChoiceRule(
+            target,
+            condition=self.jsonata_value(condition, f"{where}.Condition"),
+            assign=self.assign(spec["Assign"], f"{where}.Assign", True)
+            if "Assign" in spec
+            else None,
+            output=self.jsonata_value(spec["Output"], f"{where}.Output")
+            if "Output" in spec
+            else None,
+        )
+
     def wait_fields(
         self, spec: dict[str, Any], loc: str, names: set[str], fields: dict[str, Any]
     ) -> None:
+        if fields["jsonata"]:
+            for key, attr in (("Seconds", "seconds_template"), ("Timestamp", "timestamp_template")):
+                if is_expression(spec.get(key)):
+                    fields[attr] = self.jsonata_value(spec[key], f"{loc}.{key}")
+            spec = {k: v for k, v in spec.items() if not is_expression(v) or k in _FLOW}
+            if "seconds_template" in fields or "timestamp_template" in fields:
+                others = [k for k in ("Seconds", "Timestamp") if k in spec]
+                if others:
+                    self.problem(loc, "a Wait state must have exactly one of Seconds, Timestamp")
+                return
         given = [k for k in ("Seconds", "SecondsPath", "Timestamp", "TimestampPath") if k in spec]
         if len(given) != 1:
             self.problem(
@@ -329,6 +492,15 @@ class AslCompiler(AslFieldCompiler):
     def fail_fields(
         self, spec: dict[str, Any], loc: str, names: set[str], fields: dict[str, Any]
     ) -> None:
+        if fields["jsonata"]:
+            for key, attr in (("Error", "error"), ("Cause", "cause")):
+                if is_expression(spec.get(key)):
+                    fields[attr + "_template"] = self.jsonata_value(spec[key], f"{loc}.{key}")
+                elif key in spec and not isinstance(spec[key], str):
+                    self.problem(f"{loc}.{key}", f"must be a string, got {spec[key]!r}")
+                elif key in spec:
+                    fields[attr] = spec[key]
+            return
         for key, attr in (("Error", "error"), ("Cause", "cause")):
             if key in spec and key + "Path" in spec:
                 self.problem(loc, f"a Fail state must not have both '{key}' and '{key}Path'")
@@ -373,6 +545,9 @@ class AslCompiler(AslFieldCompiler):
             )
         else:
             fields["processor"] = self.scope(spec[key], f"{loc}.{key}.")
+        if fields["jsonata"]:
+            self.jsonata_map_fields(spec, loc, fields)
+            return
         if "ItemSelector" in spec and "Parameters" in spec:
             self.problem(loc, "a Map state must not have both 'ItemSelector' and 'Parameters'")
         for sel in ("ItemSelector", "Parameters"):
@@ -396,3 +571,24 @@ class AslCompiler(AslFieldCompiler):
             fields["max_concurrency_path"] = self.reference(
                 spec["MaxConcurrencyPath"], f"{loc}.MaxConcurrencyPath", "MaxConcurrencyPath"
             )
+
+    def jsonata_map_fields(self, spec: dict[str, Any], loc: str, fields: dict[str, Any]) -> None:
+        """Items, ItemSelector and MaxConcurrency of a JSONata Map."""
+        if "Items" in spec:
+            items = spec["Items"]
+            if not (isinstance(items, list) or is_expression(items)):
+                self.problem(f"{loc}.Items", "must be an array or a {% %} expression")
+            else:
+                fields["items"] = self.jsonata_value(items, f"{loc}.Items")
+        if "ItemSelector" in spec:
+            fields["item_template"] = self.jsonata_value(
+                spec["ItemSelector"], f"{loc}.ItemSelector"
+            )
+        if "MaxConcurrency" in spec:
+            v = spec["MaxConcurrency"]
+            if is_expression(v):
+                fields["max_concurrency_template"] = self.jsonata_value(v, f"{loc}.MaxConcurrency")
+            elif not is_int(v) or v < 0:
+                self.problem(f"{loc}.MaxConcurrency", f"must be a non-negative integer, got {v!r}")
+            else:
+                fields["max_concurrency"] = v

@@ -209,7 +209,8 @@ def compile_rule(
         return None
     if not top and "Next" in spec:
         problems.append((where, "a nested Choice Rule must not have 'Next'"))
-    allowed_extra = {"Next", "Comment"} if top else {"Comment"}
+    # A top-level rule may also Assign variables when it matches (checked by the loader).
+    allowed_extra = {"Next", "Comment", "Assign"} if top else {"Comment"}
     if top and "Next" not in spec:
         problems.append((where, "a top-level Choice Rule must have 'Next'"))
     for boolean in ("And", "Or"):

@@ -2,18 +2,20 @@
 
 InputPath, Parameters, ResultSelector, ResultPath, OutputPath, Payload Templates, the
 context object ``$$`` and the run-time paths of single fields (TimeoutSecondsPath,
-ErrorPath...). Pure functions: every failure is a ``StatesError`` naming the state.
+ErrorPath...); for JSONata states Arguments, Output and ``$states``; for both, Assign
+(decision 0020). Pure functions: every failure is a ``StatesError`` naming the state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from . import errors, history
+from . import errors, history, variables
 from .errors import StatesError
 from .intrinsics import evaluate, parse_intrinsic
+from .jsonata_lang import Template
 from .model import (
     FailState,
     FilterState,
@@ -41,15 +43,45 @@ def now_iso(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+class ContextObject(dict[str, Any]):
+    """The context object ``$$`` (a plain JSON object to everything that serialises it),
+    carrying the workflow variables visible to the state: ``$name`` paths read them."""
+
+    __slots__ = ("variables",)
+
+    def __init__(self, values: Mapping[str, Any], variables: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.variables = variables
+
+    def for_item(self, index: int, value: Any) -> ContextObject:
+        """The context of one Map iteration's ItemSelector (``$$.Map.Item``)."""
+        return ContextObject(
+            {**self, "Map": {"Item": {"Index": index, "Value": value}}}, self.variables
+        )
+
+
 def context_object(
     workflow: Workflow,
     lineage: Lineage,
     state: State,
     entered_time: str,
     retry_counts: tuple[int, ...],
-) -> dict[str, Any]:
+) -> ContextObject:
     """The context object ``$$`` of ``state`` (Map.Item is added by the Map state)."""
     execution = lineage.execution
+    return ContextObject(
+        _context_values(workflow, execution, state, entered_time, retry_counts),
+        lineage.variables,
+    )
+
+
+def _context_values(
+    workflow: Workflow,
+    execution: Any,
+    state: State,
+    entered_time: str,
+    retry_counts: tuple[int, ...],
+) -> dict[str, Any]:
     return {
         "Execution": {
             "Id": execution.id,
@@ -110,9 +142,19 @@ def effective_input(st: TaskState | PassState | ParallelState, raw: Any, ctx: An
 
 def apply_result(st: PassState | RecoverableState, raw: Any, result: Any, ctx: Any) -> Any:
     """ResultSelector, ResultPath (into the raw input), then OutputPath."""
+    return place_result(st, raw, select_result(st, result, ctx), ctx)
+
+
+def select_result(st: PassState | RecoverableState, result: Any, ctx: Any) -> Any:
+    """ResultSelector applied to a state's result."""
     if isinstance(st, RecoverableState) and st.result_selector is not None:
         result = payload(st.result_selector, result, ctx)
         history.step("result_selector", result)
+    return result
+
+
+def place_result(st: PassState | RecoverableState, raw: Any, result: Any, ctx: Any) -> Any:
+    """ResultPath (into the raw input), then OutputPath."""
     if st.result_path is None:
         out = raw
     elif st.result_path.steps == ():
@@ -180,3 +222,106 @@ def whole_number(path: Path, data: Any, ctx: Any, field_name: str, st: State, mi
             errors.RUNTIME, f"state '{st.name}': {field_name} must select {what}, got {value!r}"
         )
     return value
+
+
+# -- variables and JSONata ------------------------------------------------------------------
+def finish_result(
+    st: PassState | RecoverableState, raw: Any, result: Any, ctx: ContextObject, lin: Lineage
+) -> tuple[Any, Lineage]:
+    """A state's result -> its output, and its lineage once its Assign took effect.
+
+    JSONPath: ResultSelector, Assign (``$`` is the selected result), ResultPath,
+    OutputPath. JSONata: Assign and Output, both seeing ``$states.result`` and the
+    variables as they were at state entry.
+    """
+    if st.jsonata:
+        states = {"input": raw, "result": result, "context": ctx}
+        after = assign_variables(st, st.assign, lin, ctx, states=states)
+        return output(st, states, lin, default=result), after
+    selected = select_result(st, result, ctx)
+    after = assign_variables(st, st.assign, lin, ctx, data=selected)
+    return place_result(st, raw, selected, ctx), after
+
+
+def assign_variables(
+    st: State,
+    assign: Any,
+    lin: Lineage,
+    ctx: ContextObject,
+    *,
+    data: Any = None,
+    states: Mapping[str, Any] | None = None,
+) -> Lineage:
+    """``lin`` with ``assign`` (a state's, a Choice Rule's or a Catcher's Assign) applied.
+
+    A JSONPath Assign is a Payload Template over ``data``; a JSONata one is evaluated
+    with ``states``. Either sees the variables of ``lin`` (those at state entry).
+    """
+    if assign is None:
+        return lin
+    if isinstance(assign, Template):
+        new = assign.evaluate(st.name, "Assign", states or {}, lin.variables)
+    else:
+        new = payload(assign, data, ctx)
+    values = variables.assign(st.name, lin.variables, new)
+    history.step("variables", values)
+    return lin.with_variables(values)
+
+
+def output(st: State, states: Mapping[str, Any], lin: Lineage, default: Any) -> Any:
+    """A JSONata state's Output (``default`` when it has none)."""
+    if st.output is None:
+        return default
+    value = st.output.evaluate(st.name, "Output", states, lin.variables)
+    history.step("output", value)
+    return value
+
+
+def arguments(st: TaskState | ParallelState, raw: Any, ctx: ContextObject, lin: Lineage) -> Any:
+    """A JSONata state's Arguments (its raw input when it has none)."""
+    if st.arguments is None:
+        return raw
+    value = st.arguments.evaluate(st.name, "Arguments", jsonata_states(raw, ctx), lin.variables)
+    history.step("arguments", value)
+    return value
+
+
+def jsonata_states(raw: Any, ctx: ContextObject) -> dict[str, Any]:
+    """``$states`` of a field evaluated before the state has a result."""
+    return {"input": raw, "context": ctx}
+
+
+def jsonata_whole_number(
+    template: Template, st: State, field_name: str, states: Mapping[str, Any], minimum: int
+) -> int:
+    """The integer >= ``minimum`` a JSONata field yields (TimeoutSeconds, Seconds...)."""
+    value = template.evaluate(st.name, field_name, states, _variables_of(states))
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        what = "a positive integer" if minimum else "a non-negative integer"
+        raise StatesError(
+            errors.QUERY_EVALUATION_ERROR,
+            f"state '{st.name}' field '{field_name}': the expression must yield {what},"
+            f" got {json_kind(value)} {value!r}",
+        )
+    return value
+
+
+def jsonata_string(
+    template: Template, st: State, field_name: str, states: Mapping[str, Any]
+) -> str:
+    """The string a JSONata field yields (Fail Error/Cause, Wait Timestamp)."""
+    value = template.evaluate(st.name, field_name, states, _variables_of(states))
+    if not isinstance(value, str):
+        raise StatesError(
+            errors.QUERY_EVALUATION_ERROR,
+            f"state '{st.name}' field '{field_name}': the expression must yield a string,"
+            f" got {json_kind(value)}",
+        )
+    return value
+
+
+def _variables_of(states: Mapping[str, Any]) -> Mapping[str, Any]:
+    ctx = states.get("context")
+    return getattr(ctx, "variables", None) or {}

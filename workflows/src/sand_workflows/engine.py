@@ -26,13 +26,20 @@ from . import errors, history
 from .actions import Action, Failed, Finished, TaskCall, TimerCall
 from .choice import parse_timestamp
 from .dataflow import (
-    apply_result,
+    ContextObject,
+    arguments,
+    assign_variables,
     context_object,
     effective_input,
     fail_field,
     find,
+    finish_result,
     input_path,
+    jsonata_states,
+    jsonata_string,
+    jsonata_whole_number,
     now_iso,
+    output,
     output_path,
     parameters,
     whole_number,
@@ -188,12 +195,12 @@ class Engine:
         history.step("result", output)
         ctx = self.context(tok.lineage, st, tok.entered_time, tok.retry_counts)
         try:
-            out = apply_result(st, tok.raw_input, output, ctx)
+            out, lin = finish_result(st, tok.raw_input, output, ctx, tok.lineage)
         except StatesError as exc:
             return self.drive(
                 self.state_error(st, tok.raw_input, tok.lineage, tok.retry_counts, exc)
             )
-        return self.drive(self.after(st, out, tok.lineage))
+        return self.drive(self.after(st, out, lin))
 
     def task_failed(self, token: str, error: str, cause: str) -> list[Action]:
         """The TaskCall of ``token`` failed with ``error`` (an error name) and ``cause``."""
@@ -267,7 +274,12 @@ class Engine:
                 continue
             st = self.wf.states[step.state]
             lin = step.lineage.entered()
-            history.emit("StateEntered", lin, st.name, input=step.input)
+            if lin.variables and history.active():
+                history.emit(
+                    "StateEntered", lin, st.name, input=step.input, variables=lin.variables
+                )
+            else:
+                history.emit("StateEntered", lin, st.name, input=step.input)
             entered = now_iso(self.clock)
             ctx = self.context(lin, st, entered, step.retry_counts)
             entry = Entry(step.input, lin, step.retry_counts, ctx, entered)
@@ -284,23 +296,16 @@ class Engine:
             case TaskState():
                 return self._enter_task(st, entry)
             case PassState():
-                result = st.result if st.has_result else effective_input(st, raw, ctx)
-                return self.after(st, apply_result(st, raw, result, ctx), lin)
+                return self._enter_pass(st, entry)
             case ChoiceState():
-                eff = input_path(st, raw, ctx)
-                target = next((t for rule, t in st.choices if rule.evaluate(eff, ctx)), st.default)
-                if target is None:
-                    raise StatesError(
-                        errors.NO_CHOICE_MATCHED,
-                        f"no Choice Rule of state '{st.name}' matched and it has no Default",
-                    )
-                out = output_path(st, eff, ctx)
-                self._exited(st, out, lin, next=target)
-                return Goto(target, out, lin)
+                return self._enter_choice(st, entry)
             case WaitState():
                 return self._enter_wait(st, entry)
             case SucceedState():
-                out = output_path(st, input_path(st, raw, ctx), ctx)
+                if st.jsonata:
+                    out = output(st, jsonata_states(raw, ctx), lin, default=raw)
+                else:
+                    out = output_path(st, input_path(st, raw, ctx), ctx)
                 self._exited(st, out, lin)
                 return self._groups.finish(lin, out)
             case FailState():
@@ -323,8 +328,69 @@ class Engine:
         return Goto(st.next, output, lin)
 
     # -- states ------------------------------------------------------------------------------
+    def _enter_pass(self, st: PassState, entry: Entry) -> Step:
+        raw, lin, ctx = entry.raw_input, entry.lineage, entry.context
+        if st.jsonata:
+            states = jsonata_states(raw, ctx)
+            after = assign_variables(st, st.assign, lin, ctx, states=states)
+            return self.after(st, output(st, states, lin, default=raw), after)
+        result = st.result if st.has_result else effective_input(st, raw, ctx)
+        out, after = finish_result(st, raw, result, ctx, lin)
+        return self.after(st, out, after)
+
+    def _enter_choice(self, st: ChoiceState, entry: Entry) -> Step:
+        raw, lin, ctx = entry.raw_input, entry.lineage, entry.context
+        states = jsonata_states(raw, ctx)
+        eff = raw if st.jsonata else input_path(st, raw, ctx)
+        chosen = next((c for c in st.choices if self._matches(st, c, eff, ctx, states)), None)
+        target, assign, out_template = (
+            (chosen.next, chosen.assign, chosen.output)
+            if chosen is not None
+            else (st.default, st.assign, st.output)
+        )
+        if target is None:
+            raise StatesError(
+                errors.NO_CHOICE_MATCHED,
+                f"no Choice Rule of state '{st.name}' matched and it has no Default",
+            )
+        if st.jsonata:
+            after = assign_variables(st, assign, lin, ctx, states=states)
+            out = raw
+            if out_template is not None:
+                out = out_template.evaluate(st.name, "Output", states, lin.variables)
+                history.step("output", out)
+        else:
+            after = assign_variables(st, assign, lin, ctx, data=eff)
+            out = output_path(st, eff, ctx)
+        self._exited(st, out, after, next=target)
+        return Goto(target, out, after)
+
+    @staticmethod
+    def _matches(
+        st: ChoiceState, choice: Any, eff: Any, ctx: ContextObject, states: dict[str, Any]
+    ) -> bool:
+        if choice.rule is not None:
+            return bool(choice.rule.evaluate(eff, ctx))
+        assert choice.condition is not None
+        value = choice.condition.evaluate(st.name, "Condition", states, ctx.variables)
+        if not isinstance(value, bool):
+            raise StatesError(
+                errors.QUERY_EVALUATION_ERROR,
+                f"state '{st.name}': a Condition must yield true or false, got {value!r}",
+            )
+        return value
+
     def _enter_task(self, st: TaskState, entry: Entry) -> Step:
         ctx = entry.context
+        if st.jsonata:
+            eff = arguments(st, entry.raw_input, ctx, entry.lineage)
+            timeout = st.timeout_s
+            if st.timeout_template is not None:
+                states = jsonata_states(entry.raw_input, ctx)
+                timeout = float(
+                    jsonata_whole_number(st.timeout_template, st, "TimeoutSeconds", states, 1)
+                )
+            return self._schedule(st, entry, eff, timeout)
         selected = input_path(st, entry.raw_input, ctx)
         eff = parameters(st, selected, ctx)
         timeout = st.timeout_s
@@ -332,6 +398,10 @@ class Engine:
             timeout = float(
                 whole_number(st.timeout_path, selected, ctx, "TimeoutSecondsPath", st, 1)
             )
+        return self._schedule(st, entry, eff, timeout)
+
+    def _schedule(self, st: TaskState, entry: Entry, eff: Any, timeout: float | None) -> Step:
+        ctx = entry.context
         if history.active():
             history.emit(
                 "TaskScheduled",
@@ -350,18 +420,24 @@ class Engine:
             raw_input=entry.raw_input if st.needs_raw_input else None,
             retry_counts=entry.retry_counts,
         )
-        return Done([TaskCall(st.resource, eff, encode_token(token), timeout, ctx)])
+        # The grain gets $$ as plain JSON (no variables ride along).
+        return Done([TaskCall(st.resource, eff, encode_token(token), timeout, dict(ctx))])
 
     def _enter_wait(self, st: WaitState, entry: Entry) -> Step:
-        ctx = entry.context
-        eff = input_path(st, entry.raw_input, ctx)
+        ctx, raw, lin = entry.context, entry.raw_input, entry.lineage
+        states = jsonata_states(raw, ctx)
+        eff = raw if st.jsonata else input_path(st, raw, ctx)
         if st.seconds is not None:
             delay = st.seconds
         elif st.seconds_path is not None:
             delay = float(whole_number(st.seconds_path, eff, ctx, "SecondsPath", st, 0))
+        elif st.seconds_template is not None:
+            delay = float(jsonata_whole_number(st.seconds_template, st, "Seconds", states, 0))
         else:
             if st.timestamp is not None:
                 text: Any = st.timestamp
+            elif st.timestamp_template is not None:
+                text = jsonata_string(st.timestamp_template, st, "Timestamp", states)
             else:
                 assert st.timestamp_path is not None
                 text = find(st.timestamp_path, eff, ctx, "TimestampPath", st)
@@ -371,22 +447,27 @@ class Engine:
                     errors.RUNTIME, f"state '{st.name}': {text!r} is not an RFC 3339 timestamp"
                 )
             delay = max(0.0, (when - self.clock()).total_seconds())
+        if st.jsonata:
+            after = assign_variables(st, st.assign, lin, ctx, states=states)
+            out = output(st, states, lin, default=raw)
+        else:
+            after = assign_variables(st, st.assign, lin, ctx, data=eff)
+            out = output_path(st, eff, ctx)
         history.emit("WaitStarted", entry.lineage, st.name, seconds=delay)
-        token = Token(
-            kind=TokenKind.WAIT,
-            state=st.name,
-            lineage=entry.lineage,
-            output=output_path(st, eff, ctx),
-        )
+        token = Token(kind=TokenKind.WAIT, state=st.name, lineage=after, output=out)
         return Done([TimerCall(delay, encode_token(token))])
 
-    def _fail_error(self, st: FailState, raw: Any, ctx: dict[str, Any]) -> tuple[str, str]:
+    def _fail_error(self, st: FailState, raw: Any, ctx: ContextObject) -> tuple[str, str]:
         error = st.error
         if st.error_expr is not None:
             error = fail_field(st, st.error_expr, raw, ctx, "ErrorPath")
+        elif st.error_template is not None:
+            error = jsonata_string(st.error_template, st, "Error", jsonata_states(raw, ctx))
         cause = st.cause
         if st.cause_expr is not None:
             cause = fail_field(st, st.cause_expr, raw, ctx, "CausePath")
+        elif st.cause_template is not None:
+            cause = jsonata_string(st.cause_template, st, "Cause", jsonata_states(raw, ctx))
         return error or "", cause or ""
 
     # -- errors ------------------------------------------------------------------------------
@@ -417,9 +498,33 @@ class Engine:
             history.emit(
                 "Caught", lin, st.name, error=exc.error, cause=exc.cause, next=decision.next
             )
-            return Goto(decision.next, decision.output, lin)
+            try:
+                out, after = self._caught(st, raw, lin, rc, decision)
+            except StatesError as failure:
+                # The Catcher's own Assign/Output failed: that error leaves the state.
+                history.emit("StateFailed", lin, st.name, error=failure.error, cause=failure.cause)
+                return self._groups.raise_error(lin, failure.error, failure.cause)
+            return Goto(decision.next, out, after)
         history.emit("StateFailed", lin, st.name, error=decision.error, cause=decision.cause)
         return self._groups.raise_error(lin, decision.error, decision.cause)
+
+    def _caught(
+        self, st: State, raw: Any, lin: Lineage, rc: tuple[int, ...], decision: Caught
+    ) -> tuple[Any, Lineage]:
+        """The output a Catcher passes on, and the lineage once its Assign took effect."""
+        catcher = decision.catcher
+        if catcher.assign is None and catcher.output is None:
+            return decision.output, lin
+        ctx = self.context(lin, st, now_iso(self.clock), rc)
+        if st.jsonata:
+            states = {"input": raw, "errorOutput": decision.error_output, "context": ctx}
+            after = assign_variables(st, catcher.assign, lin, ctx, states=states)
+            out = decision.output
+            if catcher.output is not None:
+                out = catcher.output.evaluate(st.name, "Catch.Output", states, lin.variables)
+            return out, after
+        after = assign_variables(st, catcher.assign, lin, ctx, data=decision.error_output)
+        return decision.output, after
 
     # -- helpers -----------------------------------------------------------------------------
     def _exited(self, st: State, output: Any, lin: Lineage, next: str | None = None) -> None:
@@ -437,7 +542,7 @@ class Engine:
                 history.emit("ExecutionFailed", lin, None, error=action.error, cause=action.cause)
         return actions
 
-    def context(self, lin: Lineage, st: State, entered: str, rc: tuple[int, ...]) -> dict[str, Any]:
+    def context(self, lin: Lineage, st: State, entered: str, rc: tuple[int, ...]) -> ContextObject:
         return context_object(self.wf, lin, st, entered, rc)
 
     def _alive(self, lin: Lineage) -> bool:

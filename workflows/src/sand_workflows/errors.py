@@ -60,6 +60,7 @@ ITEM_READER_FAILED = "States.ItemReaderFailed"
 RESULT_WRITER_FAILED = "States.ResultWriterFailed"
 RUNTIME = "States.Runtime"
 DATA_LIMIT_EXCEEDED = "States.DataLimitExceeded"
+QUERY_EVALUATION_ERROR = "States.QueryEvaluationError"
 
 KNOWN_ERRORS = frozenset(
     {
@@ -78,5 +79,6 @@ KNOWN_ERRORS = frozenset(
         RESULT_WRITER_FAILED,
         RUNTIME,
         DATA_LIMIT_EXCEEDED,
+        QUERY_EVALUATION_ERROR,
     }
 )

@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors, history
 from .actions import Action, Failed, Finished
-from .dataflow import apply_result, effective_input, find, input_path, payload, whole_number
+from .dataflow import (
+    arguments,
+    effective_input,
+    find,
+    finish_result,
+    input_path,
+    jsonata_states,
+    jsonata_whole_number,
+    payload,
+    whole_number,
+)
 from .errors import StatesError
 from .model import MapState, ParallelState, RecoverableState
 from .paths import json_kind
@@ -36,7 +46,10 @@ class GroupRunner:
 
     def enter_parallel(self, st: ParallelState, entry: Entry) -> Step:
         lin = entry.lineage
-        eff = effective_input(st, entry.raw_input, entry.context)
+        if st.jsonata:
+            eff = arguments(st, entry.raw_input, entry.context, lin)
+        else:
+            eff = effective_input(st, entry.raw_input, entry.context)
         gid = lin.group_id(st.name)
         history.emit("ParallelStarted", lin, st.name, branches=len(st.branches))
         self.store.open_group(gid, len(st.branches), _parent(st, entry, ()))
@@ -49,27 +62,13 @@ class GroupRunner:
 
     def enter_map(self, st: MapState, entry: Entry) -> Step:
         raw, lin, ctx = entry.raw_input, entry.lineage, entry.context
-        eff = input_path(st, raw, ctx)
-        items = find(st.items_path, eff, ctx, "ItemsPath", st)
-        if not isinstance(items, list):
-            raise StatesError(
-                errors.RUNTIME,
-                f"state '{st.name}': ItemsPath '{st.items_path.text}' must select an array,"
-                f" got {json_kind(items)}",
-            )
-        limit = st.max_concurrency
-        if st.max_concurrency_path is not None:
-            limit = whole_number(st.max_concurrency_path, eff, ctx, "MaxConcurrencyPath", st, 0)
-        selected = []
-        for index, value in enumerate(items):
-            if st.item_selector is None:
-                selected.append(value)
-            else:
-                item_ctx = {**ctx, "Map": {"Item": {"Index": index, "Value": value}}}
-                selected.append(payload(st.item_selector, eff, item_ctx))
+        selected, limit = (
+            self._jsonata_items(st, entry) if st.jsonata else self._jsonpath_items(st, entry)
+        )
         history.emit("MapStarted", lin, st.name, items=len(selected))
         if not selected:
-            return self.engine.after(st, apply_result(st, raw, [], ctx), lin)
+            out, after = finish_result(st, raw, [], ctx, lin)
+            return self.engine.after(st, out, after)
         gid = lin.group_id(st.name)
         parent = _parent(st, entry, tuple(selected))
         self.store.open_group(gid, len(selected), parent)
@@ -82,6 +81,52 @@ class GroupRunner:
                 st, Frame(gid, i, claims_next=bool(limit)), selected[i], lin
             )
         return Done(actions)
+
+    def _jsonpath_items(self, st: MapState, entry: Entry) -> tuple[list[Any], int]:
+        """The items (ItemsPath, then ItemSelector) and MaxConcurrency of a JSONPath Map."""
+        ctx = entry.context
+        eff = input_path(st, entry.raw_input, ctx)
+        items = find(st.items_path, eff, ctx, "ItemsPath", st)
+        if not isinstance(items, list):
+            raise StatesError(
+                errors.RUNTIME,
+                f"state '{st.name}': ItemsPath '{st.items_path.text}' must select an array,"
+                f" got {json_kind(items)}",
+            )
+        limit = st.max_concurrency
+        if st.max_concurrency_path is not None:
+            limit = whole_number(st.max_concurrency_path, eff, ctx, "MaxConcurrencyPath", st, 0)
+        if st.item_selector is None:
+            return list(items), limit
+        selector = st.item_selector
+        return [
+            payload(selector, eff, ctx.for_item(i, value)) for i, value in enumerate(items)
+        ], limit
+
+    def _jsonata_items(self, st: MapState, entry: Entry) -> tuple[list[Any], int]:
+        """The items (Items, then ItemSelector) and MaxConcurrency of a JSONata Map."""
+        raw, ctx, variables = entry.raw_input, entry.context, entry.lineage.variables
+        states = jsonata_states(raw, ctx)
+        items = raw if st.items is None else st.items.evaluate(st.name, "Items", states, variables)
+        if not isinstance(items, list):
+            raise StatesError(
+                errors.QUERY_EVALUATION_ERROR,
+                f"state '{st.name}': Items must be an array, got {json_kind(items)}",
+            )
+        limit = st.max_concurrency
+        if st.max_concurrency_template is not None:
+            limit = jsonata_whole_number(
+                st.max_concurrency_template, st, "MaxConcurrency", states, 0
+            )
+        template = st.item_template
+        if template is None:
+            return list(items), limit
+        return [
+            template.evaluate(
+                st.name, "ItemSelector", jsonata_states(raw, ctx.for_item(i, value)), variables
+            )
+            for i, value in enumerate(items)
+        ], limit
 
     def _start_item(self, st: MapState, frame: Frame, item: Any, lin: Lineage) -> list[Action]:
         assert st.processor is not None
@@ -116,10 +161,10 @@ class GroupRunner:
         lin, raw, rc = parent.lineage, parent.raw_input, parent.retry_counts
         ctx = self.engine.context(lin, st, parent.entered_time, rc)
         try:
-            out = apply_result(st, raw, [json.loads(r) for r in results], ctx)
+            out, after = finish_result(st, raw, [json.loads(r) for r in results], ctx, lin)
         except StatesError as exc:
             return self.engine.state_error(st, raw, lin, rc, exc)
-        return self.engine.after(st, out, lin)
+        return self.engine.after(st, out, after)
 
     def raise_error(self, lin: Lineage, error: str, cause: str) -> Step:
         """An unhandled error leaves the current scope: fail the execution or the group."""

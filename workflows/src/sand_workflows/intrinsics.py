@@ -368,6 +368,8 @@ def _canonical(value: Any) -> str:
 
 def _string_to_json(fn: str, v: list[Any]) -> Any:
     text = _string(v[0], fn)
+    if not text.strip():
+        return None  # as the service does: an empty or blank string parses to null
     try:
         return json.loads(text)
     except ValueError as exc:
@@ -516,6 +518,11 @@ _FUNCTIONS: dict[str, Callable[[str, list[Any]], Any]] = {
     "States.UUID": _uuid,
 }
 
+# Shared with the functions JSONata states get ($partition, $range, $hash).
+partition = _array_partition
+range_of = _array_range
+hash_value = _hash
+
 __all__ = [
     "ARITY",
     "Call",
@@ -525,5 +532,8 @@ __all__ = [
     "PathSyntaxError",
     "check_intrinsic",
     "evaluate",
+    "hash_value",
     "parse_intrinsic",
+    "partition",
+    "range_of",
 ]

@@ -28,6 +28,7 @@ from enum import StrEnum
 from typing import Any
 
 from .choice import Rule
+from .jsonata_lang import Template
 from .paths import Path, compile_path
 
 ROOT = compile_path("$")
@@ -52,9 +53,26 @@ class Retrier:
 
 @dataclass(frozen=True, slots=True)
 class Catcher:
+    """A Catcher. ``assign`` holds its Assign (a JSONPath Payload Template, or a JSONata
+    Template in a JSONata state); ``output`` is a JSONata Catcher's Output."""
+
     error_equals: tuple[str, ...]
     next: str
     result_path: Path | None = ROOT  # None = JSON null (discard the error output)
+    assign: Any = None
+    output: Template | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChoiceRule:
+    """A top-level Choice Rule: ``rule`` (JSONPath) or ``condition`` (JSONata) decides;
+    ``assign`` and ``output`` apply when it sends the execution to ``next``."""
+
+    next: str
+    rule: Rule | None = None
+    condition: Template | None = None
+    assign: Any = None
+    output: Template | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -64,6 +82,12 @@ class State:
 
     name: str
     location: str
+    # JSONata is this state's query language (QueryLanguage, its own or the machine's).
+    jsonata: bool = False
+    # Assign: a Payload Template (JSONPath) or a Template (JSONata); None when absent.
+    assign: Any = None
+    # Output of a JSONata state; None when absent (the state's default output).
+    output: Template | None = None
 
     def targets(self) -> tuple[str, ...]:
         """The states this one can hand over to (Next, Choice targets, Default, Catch)."""
@@ -101,12 +125,15 @@ class GrainState(State):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FailState(State):
     """Ends the execution (or branch) with an error: literal ``error``/``cause``, or a
-    reference path / intrinsic in ``error_expr``/``cause_expr`` (ErrorPath, CausePath)."""
+    reference path / intrinsic in ``error_expr``/``cause_expr`` (ErrorPath, CausePath), or
+    a JSONata Template in ``error_template``/``cause_template``."""
 
     error: str | None = None
     cause: str | None = None
     error_expr: str | None = None
     cause_expr: str | None = None
+    error_template: Template | None = None
+    cause_template: Template | None = None
 
     @property
     def terminal(self) -> bool:
@@ -123,13 +150,14 @@ class FilterState(State):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChoiceState(FilterState):
-    """Goes to the ``Next`` of the first matching rule, else ``default``."""
+    """Goes to the ``Next`` of the first matching rule, else ``default`` (the state's own
+    Assign and Output apply only then; a matching rule's apply otherwise)."""
 
-    choices: tuple[tuple[Rule, str], ...] = ()
+    choices: tuple[ChoiceRule, ...] = ()
     default: str | None = None
 
     def targets(self) -> tuple[str, ...]:
-        found = tuple(target for _, target in self.choices)
+        found = tuple(choice.next for choice in self.choices)
         return found + ((self.default,) if self.default else ())
 
 
@@ -160,12 +188,14 @@ class FlowState(FilterState):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WaitState(FlowState):
     """Waits for exactly one of: ``seconds``, ``seconds_path``, ``timestamp``,
-    ``timestamp_path``."""
+    ``timestamp_path``, or (JSONata) ``seconds_template``, ``timestamp_template``."""
 
     seconds: float | None = None
     seconds_path: Path | None = None
     timestamp: str | None = None
     timestamp_path: Path | None = None
+    seconds_template: Template | None = None
+    timestamp_template: Template | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -192,7 +222,10 @@ class RecoverableState(FlowState):
 
     @property
     def needs_raw_input(self) -> bool:
-        """Whether finishing this state needs its raw input (ResultPath, Catch or Retry use it)."""
+        """Whether finishing this state needs its raw input (ResultPath, Catch or Retry use
+        it, or JSONata's $states.input)."""
+        if self.jsonata:
+            return True
         if self.retry or (self.result_path is not None and self.result_path.steps != ()):
             return True
         if self.result_path is None:
@@ -203,12 +236,15 @@ class RecoverableState(FlowState):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TaskState(RecoverableState):
     """Runs grain ``resource``. ``timeout_s`` is TimeoutSeconds (default 60), None when
-    ``timeout_path`` (TimeoutSecondsPath) gives it at run time."""
+    ``timeout_path`` (TimeoutSecondsPath) or ``timeout_template`` (JSONata) gives it at
+    run time. ``arguments`` is a JSONata state's Arguments."""
 
     resource: str
     parameters: dict[str, Any] | None = None
     timeout_s: float | None = None
     timeout_path: Path | None = None
+    timeout_template: Template | None = None
+    arguments: Template | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -217,6 +253,7 @@ class ParallelState(RecoverableState):
 
     parameters: dict[str, Any] | None = None
     branches: tuple[str, ...] = ()
+    arguments: Template | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -224,7 +261,8 @@ class MapState(RecoverableState):
     """Runs ``processor`` (the ItemProcessor's StartAt) once per item of ``items_path``.
 
     ``item_selector`` is ItemSelector (or the legacy Parameters); ``max_concurrency`` 0
-    means unbounded.
+    means unbounded. A JSONata Map has ``items`` (Items), ``item_template``
+    (ItemSelector) and ``max_concurrency_template`` instead of the paths.
     """
 
     processor: str | None = None
@@ -232,6 +270,9 @@ class MapState(RecoverableState):
     item_selector: dict[str, Any] | None = None
     max_concurrency: int = 0
     max_concurrency_path: Path | None = None
+    items: Template | None = None
+    item_template: Template | None = None
+    max_concurrency_template: Template | None = None
 
 
 @dataclass(frozen=True)

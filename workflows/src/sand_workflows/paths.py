@@ -111,7 +111,8 @@ def _bracket_end(text: str, start: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Path:
-    """A compiled Path. ``context`` is true for ``$$...`` (applies to the context object).
+    """A compiled Path. ``context`` is true for ``$$...`` (applies to the context object);
+    ``variable`` names the workflow variable a ``$name...`` path applies to.
 
     ``steps`` is set for a definite (reference) path, ``query`` for any other.
     """
@@ -123,6 +124,7 @@ class Path:
     # A union such as $.a[0,1].b is compiled as its alternatives ($.a[0].b, $.a[1].b):
     # jsonpath-ng does not parse bracket unions.
     alternatives: tuple[Path, ...] = ()
+    variable: str | None = None
 
     @property
     def is_reference(self) -> bool:
@@ -131,6 +133,14 @@ class Path:
     def find(self, data: Any, context: Any = None) -> Any:
         """The value this Path selects; raises PathNotFound when it selects nothing."""
         doc = context if self.context else data
+        if self.variable is not None:
+            # The variables travel on the context object (dataflow.ContextObject).
+            variables = getattr(context, "variables", None) or {}
+            if self.variable not in variables:
+                raise PathNotFound(
+                    f"path '{self.text}': variable '${self.variable}' has no value here"
+                )
+            doc = variables[self.variable]
         if self.steps is not None:
             return get_steps(doc, self.steps, self.text)
         if self.alternatives:
@@ -171,19 +181,36 @@ def compile_path(text: str) -> Path:
     if not isinstance(text, str) or not text.startswith("$"):
         raise PathSyntaxError(f"'{text}' is not a path: it must begin with '$'")
     context = text.startswith("$$")
-    body = text[2:] if context else text[1:]
+    variable, body = _split_variable(text)
     try:
-        return Path(text, context, _parse_reference_steps(body))
+        return Path(text, context, _parse_reference_steps(body), variable=variable)
     except PathSyntaxError:
         pass
     union = _split_union(text)
     if union is not None:
-        return Path(text, context, None, None, tuple(compile_path(alt) for alt in union))
+        alternatives = tuple(compile_path(alt) for alt in union)
+        return Path(text, context, None, None, alternatives, variable=variable)
     try:
         query = _jsonpath_parse("$" + body)
     except Exception as exc:  # jsonpath-ng raises bare Exception subclasses of its own
         raise PathSyntaxError(f"'{text}' is not a valid JSONPath: {exc}") from None
-    return Path(text, context, None, query)
+    return Path(text, context, None, query, variable=variable)
+
+
+def _split_variable(text: str) -> tuple[str | None, str]:
+    """``$name.rest`` -> ``("name", ".rest")``; ``$.a`` -> ``(None, ".a")``; ``$$.a`` ->
+    ``(None, ".a")``. Raises PathSyntaxError for a variable name that breaks the rule."""
+    if text.startswith("$$"):
+        return None, text[2:]
+    end = 1
+    while end < len(text) and text[end] not in ".[":
+        end += 1
+    if end == 1:
+        return None, text[1:]
+    name = text[1:end]
+    if not name.isidentifier():
+        raise PathSyntaxError(f"'{text}': '${name}' is not a valid variable name")
+    return name, text[end:]
 
 
 def _split_union(text: str) -> list[str] | None:
@@ -242,12 +269,14 @@ def compile_reference_path(text: str, allow_context: bool = True) -> Path:
     context = text.startswith("$$")
     if context and not allow_context:
         raise PathSyntaxError(f"'{text}' must not begin with '$$'")
-    body = text[2:] if context else text[1:]
+    variable, body = _split_variable(text)
+    if variable is not None and not allow_context:
+        raise PathSyntaxError(f"'{text}' must not name a variable (it is written, not read)")
     try:
         steps = _parse_reference_steps(body)
     except PathSyntaxError as exc:
         raise PathSyntaxError(f"'{text}' is not a reference path: {exc}") from None
-    return Path(text, context, steps)
+    return Path(text, context, steps, variable=variable)
 
 
 def check_path(text: Any) -> str | None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import errors
-from .model import RecoverableState, Retrier, State
+from .model import Catcher, RecoverableState, Retrier, State
 from .paths import PathWriteError, set_at
 
 
@@ -27,10 +27,14 @@ class RetryLater:
 
 @dataclass(frozen=True, slots=True)
 class Caught:
-    """Continue at ``next`` with ``output`` (the raw input with the error output placed)."""
+    """Continue at ``next`` with ``output`` (the raw input with the error output placed);
+    ``catcher`` caught ``error_output`` and may still assign variables (or, in a JSONata
+    state, replace the output)."""
 
     next: str
     output: Any
+    catcher: Catcher
+    error_output: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +81,12 @@ def recover(
         if matches(catcher.error_equals, error):
             error_output = {"Error": error, "Cause": cause}
             if catcher.result_path is None:
-                return Caught(catcher.next, raw)
+                return Caught(catcher.next, raw, catcher, error_output)
             if catcher.result_path.steps == ():
-                return Caught(catcher.next, error_output)
+                return Caught(catcher.next, error_output, catcher, error_output)
             try:
-                return Caught(catcher.next, set_at(raw, catcher.result_path, error_output))
+                placed = set_at(raw, catcher.result_path, error_output)
+                return Caught(catcher.next, placed, catcher, error_output)
             except PathWriteError as exc:
                 return Unhandled(
                     errors.RESULT_PATH_MATCH_FAILURE, f"state '{st.name}' Catch: {exc}"

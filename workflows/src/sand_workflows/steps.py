@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .actions import Action
 from .tokens import Lineage
+
+if TYPE_CHECKING:
+    from .dataflow import ContextObject
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,5 +39,5 @@ class Entry:
     raw_input: Any  # the state's input before InputPath
     lineage: Lineage  # already counting this entry
     retry_counts: tuple[int, ...]  # attempts so far per Retrier (empty: first attempt)
-    context: dict[str, Any]  # the context object $$
+    context: ContextObject  # the context object $$ (and the variables at entry)
     entered_time: str  # $$.State.EnteredTime

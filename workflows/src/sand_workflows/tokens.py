@@ -17,7 +17,8 @@ they are deterministic, so a replayed event recomputes the same id.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -54,7 +55,8 @@ class Frame:
 
 @dataclass(frozen=True, slots=True)
 class Lineage:
-    """Where a thread of an execution is: its execution, enclosing runs, entries so far.
+    """Where a thread of an execution is: its execution, enclosing runs, entries so far,
+    and the workflow variables visible to it (``variables``; decision 0020).
 
     ``entries`` counts the states entered in the innermost branch; it makes group ids
     unique and deterministic.
@@ -63,14 +65,22 @@ class Lineage:
     execution: Execution
     frames: tuple[Frame, ...] = ()
     entries: int = 0
+    variables: Mapping[str, Any] = field(default_factory=dict)
 
     def entered(self) -> Lineage:
         """This lineage after entering one more state."""
         return replace(self, entries=self.entries + 1)
 
     def child(self, frame: Frame) -> Lineage:
-        """The lineage of a branch or item run inside ``frame``."""
-        return Lineage(self.execution, (*self.frames, frame), 0)
+        """The lineage of a branch or item run inside ``frame``: it reads the variables of
+        this one, and what it assigns stays inside it."""
+        return Lineage(self.execution, (*self.frames, frame), 0, self.variables)
+
+    def with_variables(self, variables: Mapping[str, Any]) -> Lineage:
+        """This lineage once a state's Assign took effect."""
+        if variables is self.variables:
+            return self
+        return replace(self, variables=variables)
 
     def group_ids(self) -> list[str]:
         return [f.group_id for f in self.frames]
@@ -128,7 +138,7 @@ class Token:
 # Wire form, e.g. (absent keys hold the field's default):
 #   {"v":2,"k":"task","s":"Resize","x":"exec-1","in":{},"t":"2024-...Z","n":3,
 #    "fr":[{"g":"exec-1/Fan#2","i":0},{"g":"exec-1/Fan#2/0/Each#1","i":4,"m":1}],
-#    "et":"2024-...Z","raw":{...},"rc":[1,0]}
+#    "et":"2024-...Z","raw":{...},"rc":[1,0],"var":{"total":3}}
 def encode_token(token: Token) -> str:
     """The compact JSON wire form of ``token``."""
     lineage = token.lineage
@@ -152,6 +162,8 @@ def encode_token(token: Token) -> str:
         body["out"] = token.output
     if token.items:
         body["items"] = list(token.items)
+    if lineage.variables:
+        body["var"] = lineage.variables
     return dumps(body)
 
 
@@ -171,7 +183,7 @@ def decode_token(text: str) -> Token:
         return Token(
             kind=TokenKind(body["k"]),
             state=_str(body["s"]),
-            lineage=Lineage(execution, frames, _int(body["n"])),
+            lineage=Lineage(execution, frames, _int(body["n"]), _object(body.get("var", {}))),
             entered_time=_str(body.get("et", "")),
             raw_input=body.get("raw"),
             retry_counts=tuple(_int(c) for c in body.get("rc", ())),
@@ -197,6 +209,12 @@ def _frame_to_wire(frame: Frame) -> dict[str, Any]:
 def _str(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {value!r}")
+    return value
+
+
+def _object(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"expected an object, got {value!r}")
     return value
 
 
