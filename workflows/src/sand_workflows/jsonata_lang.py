@@ -186,6 +186,8 @@ def _evaluate(
         raise _query_error(state, field, expr, _message(exc)) from None
     except RecursionError:
         raise _query_error(state, field, expr, "the expression recursed too deeply") from None
+    except Exception as exc:  # jsonata-python lets some errors out raw (e.g. ValueError)
+        raise _query_error(state, field, expr, f"{type(exc).__name__}: {exc}") from None
     if value is None:
         raise _query_error(state, field, expr, "the expression returned no value (undefined)")
     return _from_jsonata(value)
