@@ -101,7 +101,11 @@ S = "main.yaml: States"
         ),
         (
             jsonpath(
-                A={"Type": "Pass", "Parameters": {"v.$": "States.Format('{}', $ghost)"}, "End": True}
+                A={
+                    "Type": "Pass",
+                    "Parameters": {"v.$": "States.Format('{}', $ghost)"},
+                    "End": True,
+                }
             ),
             f"{S}.A.Parameters",
             "unknown variable '$ghost'",
