@@ -348,8 +348,9 @@ def _walk(
         inner = set(bound)
         for expr in getattr(node, "expressions", None) or ():
             if getattr(expr, "type", None) == "bind":
-                _walk(getattr(expr, "rhs", None), frozenset(inner), free, functions, states)
+                # Bound before its value is walked: a function may call itself by name.
                 inner.add(getattr(getattr(expr, "lhs", None), "value", ""))
+                _walk(getattr(expr, "rhs", None), frozenset(inner), free, functions, states)
             else:
                 _walk(expr, frozenset(inner), free, functions, states)
         return
