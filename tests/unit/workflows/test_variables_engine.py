@@ -72,7 +72,9 @@ def test_history_records_variables_after_assign_and_at_entry() -> None:
     assert run(wf, {}, {}, recorder=recorder) == Finished({})
     exited = [e for e in recorder.events if e["type"] == "StateExited"]
     assert [e["steps"]["variables"] for e in exited] == [{"n": 1}, {"n": 2}]
-    entered_b = next(e for e in recorder.events if e["type"] == "StateEntered" and e["state"] == "B")
+    entered_b = next(
+        e for e in recorder.events if e["type"] == "StateEntered" and e["state"] == "B"
+    )
     assert entered_b["variables"] == {"n": 1}
     shown = timeline.line(exited[1], exited[1]["at_ms"])
     assert 'vars[/dim] {"n":2}' in shown
