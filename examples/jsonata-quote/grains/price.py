@@ -12,4 +12,9 @@ def handle(event, context):
     if sku not in PRICES_CENTS:
         raise UnknownProduct(f"no product '{sku}'")
     unit = PRICES_CENTS[sku]
-    return {"sku": sku, "qty": event["qty"], "unit_cents": unit, "amount_cents": unit * event["qty"]}
+    return {
+        "sku": sku,
+        "qty": event["qty"],
+        "unit_cents": unit,
+        "amount_cents": unit * event["qty"],
+    }

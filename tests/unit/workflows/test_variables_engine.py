@@ -172,3 +172,24 @@ def test_jsonata_failures_are_query_evaluation_errors(expression: str, fragment:
     assert isinstance(result, Failed)
     assert result.error == "States.QueryEvaluationError"
     assert "state 'P' field 'Output'" in result.cause and fragment in result.cause
+
+
+def test_jsonata_time_limit_counts_per_evaluation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit runs from each evaluation's start, not from when the expression was parsed
+    (parsed expressions are cached for the life of the process), and a failed evaluation
+    leaves nothing behind for the next one."""
+    from jsonata import timebox
+
+    template = Template.of("{% $states.input.n + 1 %}")
+    assert template.evaluate("S", "Output", {"input": {"n": 1}}, {}) == 2
+    real = timebox.Timebox.current_milli_time
+    monkeypatch.setattr(
+        timebox.Timebox, "current_milli_time", staticmethod(lambda: real() + 60_000)
+    )
+    assert template.evaluate("S", "Output", {"input": {"n": 2}}, {}) == 3
+    deep = Template.of("{% ($f := function($n) { 1 + $f($n + 1) }; $f(0)) %}")
+    with pytest.raises(Exception, match="QueryEvaluationError|failed"):
+        deep.evaluate("S", "Output", {"input": {}}, {})
+    with pytest.raises(Exception, match="failed"):
+        deep.evaluate("S", "Output", {"input": {}}, {})
+    assert template.evaluate("S", "Output", {"input": {"n": 3}}, {}) == 4
