@@ -193,3 +193,32 @@ def test_jsonata_time_limit_counts_per_evaluation(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(Exception, match="failed"):
         deep.evaluate("S", "Output", {"input": {}}, {})
     assert template.evaluate("S", "Output", {"input": {"n": 3}}, {}) == 4
+
+
+def test_catcher_assign_is_recorded_on_the_caught_event() -> None:
+    wf = _wf(
+        {
+            "StartAt": "T",
+            "States": {
+                "T": {
+                    "Type": "Task",
+                    "Resource": "g",
+                    "Catch": [
+                        {"ErrorEquals": ["States.ALL"], "Assign": {"e.$": "$.Error"}, "Next": "N"}
+                    ],
+                    "End": True,
+                },
+                "N": {"Type": "Pass", "End": True},
+            },
+        }
+    )
+
+    def fail(event: Any, context: Any) -> Any:
+        raise ValueError("no")
+
+    recorder = history.Recorder(host="h")
+    run(wf, {}, {"g": fail}, recorder=recorder)
+    caught = next(e for e in recorder.events if e["type"] == "Caught")
+    assert caught["steps"] == {"variables": {"e": "ValueError"}}
+    exited = next(e for e in recorder.events if e["type"] == "StateExited")
+    assert "variables" not in exited.get("steps", {})

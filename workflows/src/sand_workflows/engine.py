@@ -497,18 +497,27 @@ class Engine:
             )
             return Done([TimerCall(decision.delay_s, encode_token(token))])
         if isinstance(decision, Caught):
-            history.emit(
-                "Caught", lin, st.name, error=exc.error, cause=exc.cause, next=decision.next
-            )
             try:
                 out, after = self._caught(st, raw, lin, rc, decision)
             except StatesError as failure:
                 # The Catcher's own Assign/Output failed: that error leaves the state.
+                self._caught_event(lin, st, exc, decision)
                 history.emit("StateFailed", lin, st.name, error=failure.error, cause=failure.cause)
                 return self._groups.raise_error(lin, failure.error, failure.cause)
+            self._caught_event(lin, st, exc, decision)
             return Goto(decision.next, out, after)
         history.emit("StateFailed", lin, st.name, error=decision.error, cause=decision.cause)
         return self._groups.raise_error(lin, decision.error, decision.cause)
+
+    @staticmethod
+    def _caught_event(lin: Lineage, st: State, exc: StatesError, decision: Caught) -> None:
+        # The steps so far (a Catcher's variables, what the state did before it failed)
+        # belong to this event, not to the next state's.
+        steps = history.take_steps() if history.active() else {}
+        extra = {"steps": steps} if steps else {}
+        history.emit(
+            "Caught", lin, st.name, error=exc.error, cause=exc.cause, next=decision.next, **extra
+        )
 
     def _caught(
         self, st: State, raw: Any, lin: Lineage, rc: tuple[int, ...], decision: Caught
