@@ -40,7 +40,7 @@ from sand_workflows import history
 from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, TaskCall, TimerCall
 from sand_workflows.tokens import decode_token
 
-from sand.app import AppSpec, load_app
+from sand.app import AppSpec, WorkflowSpec, load_app
 from sand.data import SCOPES, DataStore, Scope
 from sand.data.memory import MemoryDataServer
 from sand.grain.child import ChildSetup
@@ -131,26 +131,57 @@ def emulate(
     app = load_app(app_dir)
     spec = app.workflow(workflow)
     test_case = mock_case(app, spec.name, mocks, case)
+    options = EmulationOptions(
+        skip_waits=skip_waits,
+        max_concurrency=max_concurrency or app.limits.max_concurrency,
+        grace_s=grace_s,
+        trace=trace,
+    )
+    result, _ = run_emulation(
+        app,
+        spec,
+        execution_id or str(uuid.uuid4()),
+        input,
+        options=options,
+        data=data,
+        mocker=None if test_case is None else Mocker(test_case),
+    )
+    return result
+
+
+def run_emulation(
+    app: AppSpec,
+    spec: WorkflowSpec,
+    execution_id: str,
+    input: Any,
+    *,
+    options: EmulationOptions,
+    data: MemoryDataServer | None = None,
+    mocker: Mocker | None = None,
+    engine: Engine | None = None,
+    begin: Callable[[], list[Any]] | None = None,
+) -> tuple[EmulationResult, history.Recorder]:
+    """Run one execution of ``spec`` under the emulator; its result and its history.
+
+    The one place that prepares an emulation (data layer, ``sys.path``, grains imported
+    once): :func:`emulate` and one-state testing (:mod:`sand.single_state`, which passes
+    its own ``engine`` and ``begin``, the call that makes the first actions) use it.
+    """
     with contextlib.ExitStack() as stack:
         if data is None:
             data = stack.enter_context(MemoryDataServer())
         stack.enter_context(_on_sys_path(app.root))
-        handlers = _load_handlers(app)
         run = _Emulation(
             app=app,
             workflow_name=spec.name,
             definition=spec.definition,
-            handlers=handlers,
+            handlers=_load_handlers(app),
             stores={scope: data.store(app.name, scope) for scope in SCOPES},
-            options=_Options(
-                skip_waits=skip_waits,
-                max_concurrency=max_concurrency or app.limits.max_concurrency,
-                grace_s=grace_s,
-                trace=trace,
-            ),
-            mocker=None if test_case is None else Mocker(test_case),
+            options=options,
+            mocker=mocker,
+            engine=engine,
         )
-        return run.execute(execution_id or str(uuid.uuid4()), input)
+        return run.execute(execution_id, input, begin), run.history
     raise AssertionError("unreachable")  # for type checkers: ExitStack may swallow
 
 
@@ -172,7 +203,10 @@ def mock_case(
 
 
 @dataclass(frozen=True, slots=True)
-class _Options:
+class EmulationOptions:
+    """How an emulation runs: timers at once (``skip_waits``), grain processes in flight
+    at most, the grace after a deadline, and who sees each history event."""
+
     skip_waits: bool
     max_concurrency: int
     grace_s: float
@@ -200,7 +234,7 @@ class _Emulation:
         definition: Any,
         handlers: dict[str, Handler],
         stores: dict[Scope, DataStore],
-        options: _Options,
+        options: EmulationOptions,
         mocker: Mocker | None = None,
         engine: Engine | None = None,
     ) -> None:
