@@ -172,8 +172,13 @@ def emulate_cmd(
     the input is {}. --json prints the whole execution instead: {"execution_id",
     "workflow", "status", "output", "error", "cause", "duration_ms", "history"} (history:
     every event of every state, the cluster's shape).
+
+    --mocks FILE --case NAME replace the grains that test case names by its canned
+    results or errors (no process runs them; --trace shows "mocked RESPONSE"); the other
+    grains run for real.
     """
     event = read_json_input(input_text, input_file)
+    check_mock_options(mocks_file, case)
 
     def body() -> int:
         from sand.app import AppError
