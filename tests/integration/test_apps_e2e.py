@@ -81,7 +81,9 @@ def wait_result(client: SandClient, execution_id: str, timeout_s: float = 60) ->
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("example", ["hello", "fanout", "image-pipeline", "asl-orders"])
+@pytest.mark.parametrize(
+    "example", ["hello", "fanout", "image-pipeline", "asl-orders", "jsonata-quote"]
+)
 def test_example_givesExpectedOutput(client: SandClient, example: str, backend: str) -> None:
     """Each bundled example, deployed on each backend, returns its expected output."""
     workflow, payload, output = example_case(example)

@@ -200,6 +200,32 @@ def test_redrive_resumesAtTheFailedState_keepingWhatSucceeded(api: Api) -> None:
     assert succeeded.status_code == 409 and "SUCCEEDED" in succeeded.json()["error"]
 
 
+def test_redrive_restoresTheVariablesOfTheFailedState(api: Api) -> None:
+    """A redriven state sees the workflow variables it had when it failed (decision 0020):
+    they are recorded with its StateEntered and travel with the redrive."""
+    execution_id = api.start("redrive_vars", {"ticket": "T-42"})
+    failed = api.wait(execution_id)
+    assert failed["status"] == "FAILED", failed
+
+    def events() -> list[dict[str, Any]]:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history")
+        return list(answer.json()["events"]) if answer.status_code == 200 else []
+
+    _until(lambda: any(e["type"] == "ExecutionFailed" for e in events()))  # recorded async
+    flaky = next(e for e in events() if e["type"] == "StateEntered" and e["state"] == "Flaky")
+    assert flaky["variables"] == {"ticket": "T-42", "stage": "prepared"}
+    redriven = api.call("POST", f"/v1/executions/{execution_id}/redrive")
+    assert redriven.status_code == 202, redriven.text
+    done = api.wait(execution_id)
+    assert done["status"] == "SUCCEEDED", done
+    assert done["output"] == {
+        "ticket": "T-42",
+        "stage": "prepared",
+        "runs": 2,
+        "seen": {"ticket": "T-42"},
+    }
+
+
 # Fields that say where and when an event happened, not what: they differ between runs.
 _RUNTIME_FIELDS = {"at_ms", "host", "pid", "attempt", "duration_ms", "execution_id"}
 

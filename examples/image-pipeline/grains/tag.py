@@ -35,12 +35,20 @@ def _edge_density(gray, width, height):
         above, row, below = (y - 1) * width, y * width, (y + 1) * width
         for x in range(1, width - 1):
             gx = (
-                gray[above + x + 1] + 2 * gray[row + x + 1] + gray[below + x + 1]
-                - gray[above + x - 1] - 2 * gray[row + x - 1] - gray[below + x - 1]
+                gray[above + x + 1]
+                + 2 * gray[row + x + 1]
+                + gray[below + x + 1]
+                - gray[above + x - 1]
+                - 2 * gray[row + x - 1]
+                - gray[below + x - 1]
             )
             gy = (
-                gray[below + x - 1] + 2 * gray[below + x] + gray[below + x + 1]
-                - gray[above + x - 1] - 2 * gray[above + x] - gray[above + x + 1]
+                gray[below + x - 1]
+                + 2 * gray[below + x]
+                + gray[below + x + 1]
+                - gray[above + x - 1]
+                - 2 * gray[above + x]
+                - gray[above + x + 1]
             )
             if gx * gx + gy * gy > 128 * 128:
                 edges += 1

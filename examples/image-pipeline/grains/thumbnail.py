@@ -21,8 +21,6 @@ def handle(event, context):
     key = f"thumbnails/{event['name']}.png"
     context.data.put(key, buffer.getvalue())
     # The paper's pipeline keeps the metadata in a separate file: here, a data-layer key.
-    context.data.put(
-        f"metadata/{event['name']}.json", {**event["metadata"], "tags": event["tags"]}
-    )
+    context.data.put(f"metadata/{event['name']}.json", {**event["metadata"], "tags": event["tags"]})
     context.data.delete(normalized["key"])
     return {"key": key, "width": size[0], "height": size[1]}

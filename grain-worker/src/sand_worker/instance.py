@@ -27,6 +27,7 @@ from sand.contracts import (
     HEADER_REDRIVE_COUNT,
     HEADER_REDRIVE_INPUT,
     HEADER_REDRIVE_STATE,
+    HEADER_REDRIVE_VARIABLES,
     HEADER_STARTED_MS,
     RESULT_TTL_S,
     ExecutionStatus,
@@ -211,6 +212,7 @@ class EventHandler:
                 headers[HEADER_REDRIVE_STATE],
                 json.loads(headers.get(HEADER_REDRIVE_INPUT) or "null"),
                 int(headers.get(HEADER_REDRIVE_COUNT) or 1),
+                json.loads(headers.get(HEADER_REDRIVE_VARIABLES) or "{}"),
             )
         actions = engine.start(message.execution_id, payload_of(message), started, redrive=redrive)
         history.amend_start(

@@ -64,7 +64,12 @@ def line(event: dict[str, Any], t0_ms: int) -> str:
         )
     style = "green" if kind.endswith("Succeeded") else "bold" if kind == "StateEntered" else ""
     name = f"[{style}]{kind}[/{style}]" if style else kind
-    return f"{head}{name}  " + _details(event, _DETAILS.get(kind, ()))
+    text = f"{head}{name}  " + _details(event, _DETAILS.get(kind, ()))
+    steps = event.get("steps")
+    if isinstance(steps, dict) and "variables" in steps:
+        # The variables once the state's Assign took effect (decision 0020).
+        text += f"  [dim]vars[/dim] {short(steps['variables'])}"
+    return text
 
 
 _RAN: Final = (("grain", "grain"), ("host", "host"), ("pid", "pid"), ("duration_ms", "ms"))

@@ -42,8 +42,14 @@ def test_example_matchesExpectedJson(example: str, workflow: str, case: dict[str
 
 
 def test_examples_coverEveryExample() -> None:
-    """All four examples exist and carry an expected.json."""
-    assert {e for e, _, _ in EXAMPLE_CASES} >= {"hello", "fanout", "image-pipeline", "asl-orders"}
+    """All five examples exist and carry an expected.json."""
+    assert {e for e, _, _ in EXAMPLE_CASES} >= {
+        "hello",
+        "fanout",
+        "image-pipeline",
+        "asl-orders",
+        "jsonata-quote",
+    }
 
 
 @pytest.mark.timeout(30)

@@ -17,8 +17,8 @@ may call it concurrently for the same execution as long as they share the store.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -81,12 +81,13 @@ _S = TypeVar("_S", bound=State)
 
 @dataclass(frozen=True, slots=True)
 class Redrive:
-    """Run a failed execution again from ``state`` (top-level), entered with ``input``;
-    ``count`` is this redrive's number (1 for the first)."""
+    """Run a failed execution again from ``state`` (top-level), entered with ``input`` and
+    the ``variables`` it had then; ``count`` is this redrive's number (1 for the first)."""
 
     state: str
     input: Any
     count: int
+    variables: Mapping[str, Any] = field(default_factory=dict)
 
 
 __all__ = [
@@ -174,6 +175,7 @@ class Engine:
             input=redrive.input,
             redrive_count=redrive.count,
         )
+        lin = lin.with_variables(dict(redrive.variables))
         return self.drive(Goto(redrive.state, redrive.input, lin))
 
     def task_succeeded(

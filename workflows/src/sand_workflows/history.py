@@ -60,7 +60,7 @@ TYPES: Final = frozenset(
     }
 )
 # The fields whose values are the user's data (so they may be large).
-_VALUE_FIELDS: Final = ("input", "output", "steps")
+_VALUE_FIELDS: Final = ("input", "output", "steps", "variables")
 MAX_VALUE_BYTES: Final = 32 * 1024
 PREVIEW_CHARS: Final = 1024
 

@@ -55,7 +55,13 @@ class Expression:
 
     def evaluate(self, bindings: Mapping[str, Any]) -> Any:
         """The value (``utils.Utils.NULL_VALUE`` for JSON null, None for undefined)."""
-        return _compiled(self.text).evaluate(None, bindings)
+        # A fresh frame per evaluation: its Timebox starts the clock and the depth count
+        # now (bounds set on the parsed expression would count from when it was parsed).
+        frame = jsonata.Jsonata.Frame(None)
+        frame.set_runtime_bounds(EVALUATION_TIMEOUT_MS, MAX_RECURSION_DEPTH)
+        for name, value in bindings.items():
+            frame.bind(name, value)
+        return _compiled(self.text).evaluate(None, frame)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -247,7 +253,6 @@ def _compiled(text: str) -> jsonata.Jsonata:
         found = jsonata.Jsonata(text)
         found.set_output_convert_nulls(False)
         found.set_validate_input(False)
-        found.environment.set_runtime_bounds(EVALUATION_TIMEOUT_MS, MAX_RECURSION_DEPTH)
         if len(cache) > 4096:
             cache.clear()
         cache[text] = found
@@ -348,8 +353,9 @@ def _walk(
         inner = set(bound)
         for expr in getattr(node, "expressions", None) or ():
             if getattr(expr, "type", None) == "bind":
-                _walk(getattr(expr, "rhs", None), frozenset(inner), free, functions, states)
+                # Bound before its value is walked: a function may call itself by name.
                 inner.add(getattr(getattr(expr, "lhs", None), "value", ""))
+                _walk(getattr(expr, "rhs", None), frozenset(inner), free, functions, states)
             else:
                 _walk(expr, frozenset(inner), free, functions, states)
         return

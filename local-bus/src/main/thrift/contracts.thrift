@@ -89,11 +89,13 @@ const string KAFKA_GROUP_RESULTS = "sand-results"        // consumer group that 
 const string TOPIC_HISTORY = "sand.history"
 const string KAFKA_GROUP_HISTORY = "sand-history"        // consumer group that records history in Cassandra
 // Headers of an INVOKE event (decision 0018): the client-chosen execution name of an idempotent
-// start; and for a redrive, the top-level state to start at, its input (JSON), the redrive's
-// number and the original execution's start (epoch ms). The payload stays the execution's input.
+// start; and for a redrive, the top-level state to start at, its input (JSON), the workflow
+// variables it had then (JSON object, decision 0020), the redrive's number and the original
+// execution's start (epoch ms). The payload stays the execution's input.
 const string HEADER_NAME = "sand-name"
 const string HEADER_REDRIVE_STATE = "sand-redrive-state"
 const string HEADER_REDRIVE_INPUT = "sand-redrive-input"
+const string HEADER_REDRIVE_VARIABLES = "sand-redrive-variables"
 const string HEADER_REDRIVE_COUNT = "sand-redrive-count"
 const string HEADER_STARTED_MS = "sand-started-ms"
 // Kafka record header: the incarnation (one run of a host agent) whose host processes the event

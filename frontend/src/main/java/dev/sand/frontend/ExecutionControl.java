@@ -123,6 +123,7 @@ final class ExecutionControl {
       Map<String, String> headers = new HashMap<>();
       headers.put(contractsConstants.HEADER_REDRIVE_STATE, plan.state());
       headers.put(contractsConstants.HEADER_REDRIVE_INPUT, plan.stateInput().toString());
+      headers.put(contractsConstants.HEADER_REDRIVE_VARIABLES, plan.variables().toString());
       headers.put(contractsConstants.HEADER_REDRIVE_COUNT, Integer.toString(plan.count()));
       headers.put(contractsConstants.HEADER_STARTED_MS, Long.toString(plan.startedMs()));
       if (plan.name() != null) {

@@ -11,6 +11,7 @@ import org.eclipse.jetty.http.HttpStatus;
  * @param workflow the execution's workflow
  * @param state the top-level state to enter
  * @param stateInput its input then
+ * @param variables the workflow variables it had then (an object; empty when it had none)
  * @param executionInput the execution's input ({@code $$.Execution.Input})
  * @param startedMs when the execution started ({@code $$.Execution.StartTime})
  * @param name the execution's name, or null
@@ -20,6 +21,7 @@ record Redrive(
     String workflow,
     String state,
     JsonNode stateInput,
+    JsonNode variables,
     JsonNode executionInput,
     long startedMs,
     String name,
@@ -60,13 +62,18 @@ record Redrive(
     }
     JsonNode executionInput = started.path("input");
     JsonNode stateInput = open.path("input");
-    if (truncated(executionInput) || truncated(stateInput)) {
+    JsonNode variables =
+        open.path("variables").isObject()
+            ? open.path("variables")
+            : JsonHttp.MAPPER.createObjectNode();
+    if (truncated(executionInput) || truncated(stateInput) || truncated(variables)) {
       throw refused(
           "execution '"
               + id
               + "': the input of state '"
               + open.path("state").asText()
-              + "' or of the execution was too large to be recorded in full; invoke it again");
+              + "', its variables or the execution's input were too large to be recorded in"
+              + " full; invoke it again");
     }
     long startedMs = started.path("started_ms").asLong(started.path("at_ms").asLong(0));
     JsonNode name = started.get("name");
@@ -74,6 +81,7 @@ record Redrive(
         started.path("workflow").asText(),
         open.path("state").asText(),
         stateInput,
+        variables,
         executionInput,
         startedMs,
         name == null || name.isNull() ? null : name.asText(),

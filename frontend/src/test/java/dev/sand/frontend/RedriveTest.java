@@ -46,6 +46,41 @@ class RedriveTest {
   }
 
   @Test
+  void carriesTheVariablesTheStateWasEnteredWith() throws Exception {
+    Redrive plan =
+        Redrive.of(
+            "e1",
+            events(
+                STARTED,
+                "{'type':'StateEntered','state':'A','path':'','input':1}",
+                "{'type':'StateExited','state':'A','path':'','output':2}",
+                "{'type':'StateEntered','state':'B','path':'','input':2,'variables':{'k':[1]}}",
+                "{'type':'ExecutionFailed','state':null,'path':''}"));
+    assertThat(plan.variables().toString()).isEqualTo("{\"k\":[1]}");
+    Redrive none =
+        Redrive.of(
+            "e1",
+            events(
+                STARTED,
+                "{'type':'StateEntered','state':'A','path':'','input':1}",
+                "{'type':'ExecutionFailed','state':null,'path':''}"));
+    assertThat(none.variables().toString()).isEqualTo("{}");
+  }
+
+  @Test
+  void refusesWhenTheVariablesWereTruncated() throws Exception {
+    List<JsonNode> run =
+        events(
+            STARTED,
+            "{'type':'StateEntered','state':'A','path':'','input':1,"
+                + "'variables':{'truncated':true,'bytes':40000,'preview':'{'}}",
+            "{'type':'ExecutionFailed','state':null,'path':''}");
+    assertThatThrownBy(() -> Redrive.of("e1", run))
+        .isInstanceOf(Refused.class)
+        .hasMessageContaining("its variables");
+  }
+
+  @Test
   void aSecondRedriveCountsOnAndLooksAtTheLatestRunOnly() throws Exception {
     Redrive plan =
         Redrive.of(
