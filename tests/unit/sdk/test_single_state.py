@@ -176,3 +176,24 @@ def test_cli_nativeWorkflow_exit2() -> None:
     code, _, err = invoke(str(EXAMPLES / "hello"), "greet")
     assert code == 2
     assert "native format" in err
+
+
+@pytest.mark.timeout(30)
+def test_cli_jsonataState_variablesInAndOut() -> None:
+    """--variables are visible to a JSONata Task's Arguments; the inspection shows the
+    arguments, the mocked result, the output and every variable after its Assign."""
+    code, out, err = invoke(
+        str(EXAMPLES / "jsonata-quote"), "Reserve",
+        "--variables", json.dumps({"quoteId": "Q-1", "lines": [{"sku": "apple"}]}),
+        "--mock-result", json.dumps({"reservation": "R-1"}), "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["status"], document["next_state"]) == ("SUCCEEDED", "Quote")
+    assert document["inspection"] == {
+        "input": {},
+        "after_arguments": {"quote_id": "Q-1", "skus": ["apple"]},
+        "result": {"reservation": "R-1"},
+        "output": {"reservation": "R-1"},
+        "variables": {"quoteId": "Q-1", "lines": [{"sku": "apple"}], "reservation": "R-1"},
+    }

@@ -238,3 +238,30 @@ def test_badVariableName_refused() -> None:
     """A variable name that breaks the naming rule is refused before the state runs."""
     with pytest.raises(StateTestError, match="'1x' is not a valid variable name"):
         run_state(WF, "Shape", {}, variables={"1x": 1})
+
+
+def test_catcherAssign_variablesShownForCaughtError() -> None:
+    """A Catcher's Assign takes effect on the way to its Next: the inspection shows the
+    variables after it."""
+    definition = {
+        "StartAt": "T",
+        "States": {
+            "T": {
+                "Type": "Task",
+                "Resource": "work",
+                "Catch": [
+                    {
+                        "ErrorEquals": ["States.ALL"],
+                        "Assign": {"failure.$": "$.Error"},
+                        "Next": "After",
+                    }
+                ],
+                "End": True,
+            },
+            "After": {"Type": "Pass", "End": True},
+        },
+    }
+    wf = load_workflow_text(json.dumps(definition), source="c.json", grains={"work"})
+    result = run_state(wf, "T", {}, variables={"kept": 1}, answer=raising("Oops", "c"))
+    assert (result.status, result.next_state) == (TestStatus.CAUGHT_ERROR, "After")
+    assert result.inspection["variables"] == {"kept": 1, "failure": "Oops"}

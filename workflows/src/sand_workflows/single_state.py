@@ -288,6 +288,9 @@ def inspect(
         for step_name, field_name in _STEP_FIELDS:
             if step_name in source:
                 steps[field_name] = source[step_name]
+    for event in mine:
+        if event["type"] == "StateExited":
+            steps["output"] = event.get("output")  # also when no step changed it
     if "result" not in steps:
         branch_outputs = _branch_outputs(engine.state, events)
         if branch_outputs is not None:
