@@ -8,7 +8,10 @@ calls in flight at the same time (fan-out, Parallel branches, Map items) run
 concurrently, up to the app's ``max_concurrency``. Waits and retry intervals
 are real timers kept in a heap, so a Wait in one branch never holds up another;
 ``skip_waits`` fires them at once. The data layer (``context.data``) is an
-in-memory store shared by every grain process of the emulation.
+in-memory store shared by every grain process of the emulation. With a mock file's test
+case (``mocks=``, ``case=``; :mod:`sand.mocks`) the calls it names are answered with its
+canned results or errors and fork nothing; ``sand.single_state`` reuses this driver to run
+one state alone.
 
 From pytest::
 
