@@ -273,6 +273,15 @@ def test_load_duplicateYamlKey_isRefusedWithItsLine(app: Path, tmp_path: Path) -
         load_mocks(path, workflows_of(app))
 
 
+def test_load_unknownTopLevelKey_andBothWorkflowKeys_refused(app: Path) -> None:
+    """Only Workflows (or StateMachines, not both) and MockedResponses are known."""
+    cases = {"main": {"TestCases": {}}}
+    assert problems(app, {"Workflows": cases, "StateMachines": cases, "Mocks": {}}) == [
+        "<mocks>: Mocks: unknown key (allowed: Workflows, StateMachines, MockedResponses)",
+        "<mocks>: Workflows: give Workflows or StateMachines, not both",
+    ]
+
+
 def test_load_everyProblemAtOnce(app: Path) -> None:
     """One error lists every problem of the file, not only the first."""
     found = problems(
