@@ -13,7 +13,7 @@ from sand import test_state
 from sand.cli import cli
 from sand.single_state import StateTestError
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, AppFactory
 
 ORDERS = EXAMPLES / "asl-orders"
 ORDER = {"order_id": "A-1", "customer": "ada", "items": [{"sku": "fig", "qty": 2}]}
@@ -64,6 +64,42 @@ def test_map_innerTaskMockedByAMockFile(tmp_path: Path) -> None:
     assert (result.status, result.next_state) == ("SUCCEEDED", "Summarize")
     assert result.inspection["result"] == [{"amount_cents": 1}, {"amount_cents": 2}]
     assert result.output["lines"] == [{"amount_cents": 1}, {"amount_cents": 2}]
+
+
+@pytest.mark.timeout(30)
+def test_task_mockedResult_resultSelector_grainNeverRuns(make_app: AppFactory) -> None:
+    """A mocked result goes through ResultSelector and ResultPath; the real grain (which
+    would leave a file behind and fail) never runs."""
+    workflow = {
+        "StartAt": "Resize",
+        "States": {
+            "Resize": {
+                "Type": "Task",
+                "Resource": "resize",
+                "ResultSelector": {"px.$": "$.size.width"},
+                "ResultPath": "$.resized",
+                "Next": "Done",
+            },
+            "Done": {"Type": "Succeed"},
+        },
+    }
+    grain = (
+        "import pathlib\n"
+        "def handle(event, context):\n"
+        "    pathlib.Path(__file__).resolve().parents[1].joinpath('RAN').write_text('x')\n"
+        "    raise RuntimeError('real')\n"
+    )
+    root = make_app(
+        "name: thumbs\ngrains: {resize: grains/resize.py}\nworkflows: {main: main.json}\n",
+        {"grains/resize.py": grain, "main.json": json.dumps(workflow)},
+    )
+    result = test_state(
+        root, "Resize", {"id": 3}, mock_result={"size": {"width": 64, "height": 48}}
+    )
+    assert (result.status, result.next_state) == ("SUCCEEDED", "Done")
+    assert result.output == {"id": 3, "resized": {"px": 64}}
+    assert result.inspection["after_result_selector"] == {"px": 64}
+    assert not (root / "RAN").exists()
 
 
 def test_mockResultOnAMapState_refused() -> None:
