@@ -265,3 +265,17 @@ def test_catcherAssign_variablesShownForCaughtError() -> None:
     result = run_state(wf, "T", {}, variables={"kept": 1}, answer=raising("Oops", "c"))
     assert (result.status, result.next_state) == (TestStatus.CAUGHT_ERROR, "After")
     assert result.inspection["variables"] == {"kept": 1, "failure": "Oops"}
+
+
+def test_wait_firesAtOnce_handsOverToNext() -> None:
+    """A Wait's timer fires at once in-process; the state hands its input to its Next."""
+    definition = {
+        "StartAt": "Pause",
+        "States": {
+            "Pause": {"Type": "Wait", "Seconds": 3600, "OutputPath": "$.keep", "Next": "Go"},
+            "Go": {"Type": "Succeed"},
+        },
+    }
+    wf = load_workflow_text(json.dumps(definition), source="w.json")
+    result = run_state(wf, "Pause", {"keep": 1, "drop": 2})
+    assert (result.status, result.next_state, result.output) == (TestStatus.SUCCEEDED, "Go", 1)
