@@ -185,9 +185,10 @@ def test_cli_retriable_exit0() -> None:
 
 def test_cli_unknownState_exit2ListsStates() -> None:
     """An unknown state: exit 2 and the workflow's states."""
-    code, out, err = invoke(str(ORDERS), "Nope")
+    code, out, err = invoke(str(ORDERS), "Validat")
     assert code == 2 and out == ""
-    assert "no state 'Nope' (its states: Charge, Confirm" in err
+    assert "no state 'Validat' (its states: Charge, Confirm" in err
+    assert "did you mean 'Validate'?" in err
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ Not thread-safe per test: one engine per test, driven by one loop.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -251,8 +252,10 @@ def check_state(workflow: Workflow, state: str) -> None:
         )
     if state not in workflow.states:
         names = ", ".join(sorted(workflow.states))
+        close = difflib.get_close_matches(state, list(workflow.states), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise StateTestError(
-            f"workflow '{workflow.name}' has no state '{state}' (its states: {names})"
+            f"workflow '{workflow.name}' has no state '{state}' (its states: {names}){hint}"
         )
 
 
