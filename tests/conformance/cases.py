@@ -11,6 +11,14 @@ Each case is ``cases/<area>/<name>.yaml``::
       error: States.Timeout    # the execution fails with this error ...
       cause: exact cause       # ... and optionally this cause
       cause_matches: regex     # ... or a cause matching this regex (re.search)
+    mocks:                     # optional: grain calls answered without running the grain
+      StateOrGrain:            #   a Task state or a grain (the state's name wins)
+        - Return: {...}        #   call 0 returns this
+        - Throw: {Error: E, Cause: c}   # call 1 fails; later calls repeat the last entry
+
+A case with ``mocks`` is a test case of a mock file (``sand.mocks``; :meth:`Case.mock_file`
+builds it): the in-process and emulator drivers honour it, the cluster driver skips the case
+(mocks are a local-testing feature; the cluster runs every grain for real).
 
 Grains come from the one test application in ``app/`` (``app.yaml`` maps grain names to
 files defining ``handle(event, context)``). Drivers other than the in-process one (the
@@ -35,6 +43,8 @@ HERE = Path(__file__).resolve().parent
 CASES_DIR = HERE / "cases"
 APP_DIR = HERE / "app"
 _MISSING: Any = object()
+# The one test case of a case's mock file (``Case.mock_file``).
+MOCK_CASE = "conformance"
 
 
 @dataclass(frozen=True)
@@ -50,10 +60,24 @@ class Case:
     error: str | None = None
     cause: str | None = None
     cause_matches: str | None = None
+    mocks: dict[str, list[Any]] | None = None
 
     @property
     def expects_output(self) -> bool:
         return self.output is not _MISSING
+
+    def mock_file(self) -> dict[str, Any] | None:
+        """The case's ``mocks`` as a mock file whose one test case (``MOCK_CASE``) of the
+        workflow ``main`` maps each key to a response of the same name; None without mocks."""
+        if self.mocks is None:
+            return None
+        return {
+            "Workflows": {"main": {"TestCases": {MOCK_CASE: {key: key for key in self.mocks}}}},
+            "MockedResponses": {
+                key: {str(n): entry for n, entry in enumerate(entries)}
+                for key, entries in self.mocks.items()
+            },
+        }
 
     def definition_text(self) -> str:
         """The definition as YAML text (what a driver deploys)."""
@@ -107,6 +131,13 @@ def load_cases(root: Path = CASES_DIR) -> list[Case]:
         expected = doc["expected"]
         if not isinstance(expected, dict) or ("output" in expected) == ("error" in expected):
             raise ValueError(f"{case_id}: 'expected' needs exactly one of 'output' or 'error'")
+        mocks = doc.get("mocks")
+        if mocks is not None and not (
+            isinstance(mocks, dict)
+            and mocks
+            and all(isinstance(v, list) and v for v in mocks.values())
+        ):
+            raise ValueError(f"{case_id}: 'mocks' maps states or grains to non-empty lists")
         cases.append(
             Case(
                 id=case_id,
@@ -118,6 +149,7 @@ def load_cases(root: Path = CASES_DIR) -> list[Case]:
                 error=expected.get("error"),
                 cause=expected.get("cause"),
                 cause_matches=expected.get("cause_matches"),
+                mocks=mocks,
             )
         )
     return cases

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cases import APP_DIR, Case, app_manifest, load_cases
+from cases import APP_DIR, MOCK_CASE, Case, app_manifest, load_cases
 from sand.emulator import emulate
 
 CASES = load_cases()
@@ -35,7 +35,15 @@ def app_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_case_conformsUnderEmulator(case: Case, app_copy: Path) -> None:
     """The emulated execution ends exactly as the case expects."""
     (app_copy / "workflows" / "main.yaml").write_text(case.definition_text())
-    result = emulate(app_copy, case.input, skip_waits=True, execution_id=f"conf-{case.id}")
+    mocks = case.mock_file()
+    result = emulate(
+        app_copy,
+        case.input,
+        skip_waits=True,
+        execution_id=f"conf-{case.id}",
+        mocks=mocks,
+        case=None if mocks is None else MOCK_CASE,
+    )
     if result.ok:
         problems = case.mismatches(output=result.output)
     else:

@@ -8,7 +8,10 @@ calls in flight at the same time (fan-out, Parallel branches, Map items) run
 concurrently, up to the app's ``max_concurrency``. Waits and retry intervals
 are real timers kept in a heap, so a Wait in one branch never holds up another;
 ``skip_waits`` fires them at once. The data layer (``context.data``) is an
-in-memory store shared by every grain process of the emulation.
+in-memory store shared by every grain process of the emulation. With a mock file's test
+case (``mocks=``, ``case=``; :mod:`sand.mocks`) the calls it names are answered with its
+canned results or errors and fork nothing; ``sand.single_state`` reuses this driver to run
+one state alone.
 
 From pytest::
 
@@ -30,7 +33,7 @@ import sys
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,8 +41,9 @@ from typing import Any, Literal
 
 from sand_workflows import history
 from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, TaskCall, TimerCall
+from sand_workflows.tokens import decode_token
 
-from sand.app import AppSpec, load_app
+from sand.app import AppSpec, WorkflowSpec, load_app
 from sand.data import SCOPES, DataStore, Scope
 from sand.data.memory import MemoryDataServer
 from sand.grain.child import ChildSetup
@@ -47,6 +51,7 @@ from sand.grain.context import grain_logger
 from sand.grain.pool import DEFAULT_GRACE_S, Ended, Pool
 from sand.grain.result import GrainResult, Invocation
 from sand.grain.runner import Handler, fork_invocation, load_grain
+from sand.mocks import MockedReturn, Mocker, MockFile, MockOutcome, TestCase, load_mocks
 
 Status = Literal["SUCCEEDED", "FAILED"]
 # The longest the loop sleeps with grains running and no timer pending (the pool
@@ -85,7 +90,12 @@ class EmulationResult:
 
 
 class EmulationError(Exception):
-    """The emulation could not start: the input is not JSON."""
+    """The emulation could not start: the input is not JSON, or ``mocks`` and ``case`` are
+    not given together."""
+
+
+# What ``emulate(mocks=...)`` takes: a mock file's path, its parsed document, or a loaded one.
+Mocks = str | Path | Mapping[str, Any] | MockFile
 
 
 def emulate(
@@ -99,6 +109,8 @@ def emulate(
     data: MemoryDataServer | None = None,
     max_concurrency: int | None = None,
     grace_s: float = DEFAULT_GRACE_S,
+    mocks: Mocks | None = None,
+    case: str | None = None,
 ) -> EmulationResult:
     """Run ``workflow`` (default: the app's default workflow) of the app in ``app_dir``.
 
@@ -109,6 +121,11 @@ def emulate(
     stderr. Raises :class:`~sand.app.AppError` for an invalid app and
     :class:`EmulationError` when the input is not JSON. A grain that fails to import
     fails each of its invocations with ``States.Runtime`` naming the import error.
+
+    ``mocks`` (a mock file, see :mod:`sand.mocks`) and ``case`` (one of its test cases for
+    this workflow) go together: the grains the case names answer with its canned results
+    or errors, without a process; the others run for real. Raises
+    :class:`~sand.mocks.MockError` for a mock file or case that cannot be used.
     """
     try:
         json.dumps(input, allow_nan=False)
@@ -116,30 +133,83 @@ def emulate(
         raise EmulationError(f"input is not a JSON value: {exc}") from None
     app = load_app(app_dir)
     spec = app.workflow(workflow)
+    test_case = mock_case(app, spec.name, mocks, case)
+    options = EmulationOptions(
+        skip_waits=skip_waits,
+        max_concurrency=max_concurrency or app.limits.max_concurrency,
+        grace_s=grace_s,
+        trace=trace,
+    )
+    result, _ = run_emulation(
+        app,
+        spec,
+        execution_id or str(uuid.uuid4()),
+        input,
+        options=options,
+        data=data,
+        mocker=None if test_case is None else Mocker(test_case),
+    )
+    return result
+
+
+def run_emulation(
+    app: AppSpec,
+    spec: WorkflowSpec,
+    execution_id: str,
+    input: Any,
+    *,
+    options: EmulationOptions,
+    data: MemoryDataServer | None = None,
+    mocker: Mocker | None = None,
+    engine: Engine | None = None,
+    begin: Callable[[], list[Any]] | None = None,
+) -> tuple[EmulationResult, history.Recorder]:
+    """Run one execution of ``spec`` under the emulator; its result and its history.
+
+    The one place that prepares an emulation (data layer, ``sys.path``, grains imported
+    once): :func:`emulate` and one-state testing (:mod:`sand.single_state`, which passes
+    its own ``engine`` and ``begin``, the call that makes the first actions) use it.
+    """
     with contextlib.ExitStack() as stack:
         if data is None:
             data = stack.enter_context(MemoryDataServer())
         stack.enter_context(_on_sys_path(app.root))
-        handlers = _load_handlers(app)
         run = _Emulation(
             app=app,
             workflow_name=spec.name,
             definition=spec.definition,
-            handlers=handlers,
+            handlers=_load_handlers(app),
             stores={scope: data.store(app.name, scope) for scope in SCOPES},
-            options=_Options(
-                skip_waits=skip_waits,
-                max_concurrency=max_concurrency or app.limits.max_concurrency,
-                grace_s=grace_s,
-                trace=trace,
-            ),
+            options=options,
+            mocker=mocker,
+            engine=engine,
         )
-        return run.execute(execution_id or str(uuid.uuid4()), input)
+        return run.execute(execution_id, input, begin), run.history
     raise AssertionError("unreachable")  # for type checkers: ExitStack may swallow
 
 
+def mock_case(
+    app: AppSpec, workflow: str, mocks: Mocks | None, case: str | None
+) -> TestCase | None:
+    """The test case ``case`` of ``mocks`` for ``workflow`` of ``app`` (None without
+    mocks). Raises EmulationError when only one of the two is given, MockError for a mock
+    file or case that cannot be used."""
+    if (mocks is None) != (case is None):
+        given, missing = ("mocks", "case") if case is None else ("case", "mocks")
+        raise EmulationError(f"{given} needs {missing}: give a mock file and one of its test cases")
+    if mocks is None or case is None:
+        return None
+    if not isinstance(mocks, MockFile):
+        definitions = {name: w.definition for name, w in app.workflows.items()}
+        mocks = load_mocks(mocks, definitions)
+    return mocks.case(workflow, case)
+
+
 @dataclass(frozen=True, slots=True)
-class _Options:
+class EmulationOptions:
+    """How an emulation runs: timers at once (``skip_waits``), grain processes in flight
+    at most, the grace after a deadline, and who sees each history event."""
+
     skip_waits: bool
     max_concurrency: int
     grace_s: float
@@ -167,7 +237,9 @@ class _Emulation:
         definition: Any,
         handlers: dict[str, Handler],
         stores: dict[Scope, DataStore],
-        options: _Options,
+        options: EmulationOptions,
+        mocker: Mocker | None = None,
+        engine: Engine | None = None,
     ) -> None:
         self.app = app
         self.workflow_name = workflow_name
@@ -175,8 +247,11 @@ class _Emulation:
         self.handlers = handlers
         self.stores = stores
         self.options = options
-        self.engine = Engine(definition, InMemoryStore())
+        self.engine = engine or Engine(definition, InMemoryStore())
+        self.mocker = mocker
         self.pending: deque[TaskCall] = deque()
+        # Mocked calls answered but not yet reported to the engine (no process ran them).
+        self.answered: deque[tuple[TaskCall, MockOutcome]] = deque()
         # Grain processes are forked with stdout on stderr: the CLI prints results on stdout.
         self.pool = Pool(grace_s=options.grace_s, setup=ChildSetup(stdout_to_stderr=True))
         self.running: dict[int, _Running] = {}  # by pid
@@ -187,23 +262,32 @@ class _Emulation:
         self.t0 = time.monotonic()
         self.execution_id = ""
 
-    def execute(self, execution_id: str, input: Any) -> EmulationResult:
+    def execute(
+        self, execution_id: str, input: Any, begin: Callable[[], list[Any]] | None = None
+    ) -> EmulationResult:
+        """Run the execution to its end. ``begin`` replaces the engine's ``start`` (one-state
+        testing enters a single state); it returns the first actions."""
         with history.recording(self.history):
-            return self._execute(execution_id, input)
+            return self._execute(execution_id, input, begin)
 
-    def _execute(self, execution_id: str, input: Any) -> EmulationResult:
+    def _execute(
+        self, execution_id: str, input: Any, begin: Callable[[], list[Any]] | None
+    ) -> EmulationResult:
         self.t0 = time.monotonic()
         self.execution_id = execution_id
         try:
             started_ms = time.time_ns() // 1_000_000
-            actions = self.engine.start(execution_id, input, _iso_now())
+            if begin is None:
+                actions = self.engine.start(execution_id, input, _iso_now())
+            else:
+                actions = begin()
             history.amend_start(app=self.app.name, name=None, started_ms=started_ms)
             while True:
                 outcome = self.apply(actions)
                 if outcome is not None:
                     return self.result(execution_id, outcome)
                 self.start_pending()
-                if not self.running and not self.timers:
+                if not self.running and not self.timers and not self.answered:
                     return self.result(
                         execution_id,
                         Failed(
@@ -235,13 +319,34 @@ class _Emulation:
         return None
 
     def start_pending(self) -> None:
-        while self.pending and len(self.running) < self.options.max_concurrency:
+        while self.pending:
+            if self.answer_mocked(self.pending[0]):
+                self.pending.popleft()
+                continue
+            if len(self.running) >= self.options.max_concurrency:
+                return
             call = self.pending.popleft()
             invocation = self.invocation(call)
             handler = self.handlers[call.grain]
             child = fork_invocation(self.pool, handler, invocation, self.stores)
             history.emit_for_token("TaskStarted", call.token, grain=call.grain, pid=child.pid)
             self.running[child.pid] = _Running(call=call, started=child.started)
+
+    def answer_mocked(self, call: TaskCall) -> bool:
+        """Answer ``call`` from the test case if it names the call's state or grain (no
+        process is forked); whether it did. The answer reaches the engine in ``collect``,
+        as a grain's end would."""
+        if self.mocker is None:
+            return False
+        answer = self.mocker.answer(decode_token(call.token).state, call.grain)
+        if answer is None:
+            return False
+        response, outcome = answer
+        history.emit_for_token(
+            "TaskStarted", call.token, grain=call.grain, mocked=True, response=response
+        )
+        self.answered.append((call, outcome))
+        return True
 
     def invocation(self, call: TaskCall) -> Invocation:
         limits = self.app.limits
@@ -267,13 +372,21 @@ class _Emulation:
     def wait_for_progress(self) -> list[Ended]:
         """One turn of the pool's loop, no longer than until the next timer is due."""
         timeout = _IDLE_WAIT_S
-        if self.timers:
+        if self.answered:
+            timeout = 0.0
+        elif self.timers:
             timeout = max(0.0, self.timers[0][0] - time.monotonic())
         return self.pool.wait(timeout)
 
     def collect(self, ended: list[Ended]) -> list[Any]:
         """Feed every ended grain and every due timer to the engine; the actions it returns."""
         actions: list[Any] = []
+        while self.answered:
+            call, outcome = self.answered.popleft()
+            if isinstance(outcome, MockedReturn):
+                actions.extend(self.engine.task_succeeded(call.token, outcome.output))
+            else:
+                actions.extend(self.engine.task_failed(call.token, outcome.error, outcome.cause))
         for end in ended:
             running = self.running.pop(end.child.pid)
             result = end.outcome()

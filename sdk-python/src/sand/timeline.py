@@ -17,7 +17,8 @@ _DETAILS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "StateEntered": (("input", "in"),),
     "StateExited": (("output", "out"), ("next", "next")),
     "TaskScheduled": (("grain", "grain"), ("input", "in")),
-    "TaskStarted": (("grain", "grain"), ("host", "host"), ("pid", "pid")),
+    # A call the emulator answered from a mock file: the response it took (``sand.mocks``).
+    "TaskStarted": (("grain", "grain"), ("host", "host"), ("pid", "pid"), ("response", "mocked")),
     "TaskSucceeded": (("output", "out"), ("duration_ms", "ms")),
     "RetryScheduled": (("error", "error"), ("delay_s", "in s"), ("retry", "retry")),
     "Caught": (("error", "error"), ("next", "next")),

@@ -38,9 +38,18 @@ def cli() -> None:
 
 def _register() -> None:
     # Imported here so that each module can import `cli` without a cycle.
-    from sand.cli import app_cmds, auth_cmds, cluster_cmds, dev_cmds, exec_cmds, scaffold_cmds
+    from sand.cli import (
+        app_cmds,
+        auth_cmds,
+        cluster_cmds,
+        dev_cmds,
+        exec_cmds,
+        scaffold_cmds,
+        state_cmds,
+    )
 
-    for module in (cluster_cmds, app_cmds, auth_cmds, dev_cmds, exec_cmds, scaffold_cmds):
+    modules = (cluster_cmds, app_cmds, auth_cmds, dev_cmds, state_cmds, exec_cmds, scaffold_cmds)
+    for module in modules:
         for command in module.COMMANDS:
             cli.add_command(command)
 

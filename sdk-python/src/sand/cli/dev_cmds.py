@@ -29,20 +29,20 @@ EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
 
 
-def _fail(code: int, lines: list[str] | str) -> NoReturn:
+def fail(code: int, lines: list[str] | str) -> NoReturn:
     error_exit(lines if isinstance(lines, str) else "\n".join(lines), code)
 
 
-def _guarded(body: Callable[[], int]) -> None:
+def guarded(body: Callable[[], int]) -> None:
     """Run a command body; turn every exception into a one-line error and an exit code."""
     try:
         code = body()
     except KeyboardInterrupt:
-        _fail(EXIT_INTERRUPTED, "interrupted")
+        fail(EXIT_INTERRUPTED, "interrupted")
     except click.exceptions.ClickException:
         raise
     except Exception as exc:
-        _fail(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+        fail(EXIT_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
     sys.exit(code)
 
 
@@ -96,7 +96,7 @@ def validate_cmd(target: str, no_import: bool, as_json: bool) -> None:
         click.echo("ok")
         return 0
 
-    _guarded(body)
+    guarded(body)
 
 
 def _workflow_problems(target: str) -> list[str]:
@@ -146,6 +146,13 @@ def _print_problems(problems: list[str]) -> int:
     "--trace", is_flag=True, help="Print each step (state, input, output, time) on stderr."
 )
 @click.option("--no-wait", is_flag=True, help="Fire Wait states and retry intervals at once.")
+@click.option(
+    "--mocks",
+    "mocks_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A mock file (YAML or JSON; see the SDK guide, 'Mocks'); needs --case.",
+)
+@click.option("--case", "case", help="The test case of the mock file to run; needs --mocks.")
 @json_option
 def emulate_cmd(
     app_dir: Path,
@@ -154,6 +161,8 @@ def emulate_cmd(
     input_file: str | None,
     trace: bool,
     no_wait: bool,
+    mocks_file: Path | None,
+    case: str | None,
     as_json: bool,
 ) -> None:
     """Run a workflow of the app in APP_DIR locally, each grain in a forked process.
@@ -163,26 +172,36 @@ def emulate_cmd(
     the input is {}. --json prints the whole execution instead: {"execution_id",
     "workflow", "status", "output", "error", "cause", "duration_ms", "history"} (history:
     every event of every state, the cluster's shape).
+
+    --mocks FILE --case NAME replace the grains that test case names by its canned
+    results or errors (no process runs them; --trace shows "mocked RESPONSE"); the other
+    grains run for real.
     """
     event = read_json_input(input_text, input_file)
+    check_mock_options(mocks_file, case)
 
     def body() -> int:
         from sand.app import AppError
         from sand.emulator import EmulationError, emulate
+        from sand.mocks import MockError
 
-        _configure_grain_logging(verbose=trace)
+        configure_grain_logging(verbose=trace)
         try:
             result = emulate(
                 app_dir,
                 event,
                 workflow,
                 skip_waits=no_wait,
-                trace=_step_printer() if trace else None,
+                trace=step_printer() if trace else None,
+                mocks=mocks_file,
+                case=case,
             )
         except AppError as exc:
-            _fail(EXIT_UNUSABLE, [str(p) for p in exc.problems])
+            fail(EXIT_UNUSABLE, [str(p) for p in exc.problems])
+        except MockError as exc:
+            fail(EXIT_UNUSABLE, list(exc.problems))
         except EmulationError as exc:
-            _fail(EXIT_UNUSABLE, str(exc).splitlines())
+            fail(EXIT_UNUSABLE, str(exc).splitlines())
         if as_json:
             document = {
                 "execution_id": result.execution_id,
@@ -204,10 +223,17 @@ def emulate_cmd(
             )
         return 0 if result.ok else EXIT_FAILED
 
-    _guarded(body)
+    guarded(body)
 
 
-def _step_printer() -> Callable[[dict[str, Any]], None]:
+def check_mock_options(mocks_file: Path | None, case: str | None) -> None:
+    """--mocks and --case go together: a usage error (exit 2) when only one is given."""
+    if (mocks_file is None) != (case is None):
+        given, missing = ("--mocks", "--case") if case is None else ("--case", "--mocks")
+        raise click.UsageError(f"{given} needs {missing} (a mock file and one of its test cases)")
+
+
+def step_printer() -> Callable[[dict[str, Any]], None]:
     """Prints each history event of an emulation on stderr, timed from the first."""
     console = _stderr()
     first: list[int] = []
@@ -228,7 +254,7 @@ class _StderrHandler(logging.StreamHandler):
         super().emit(record)
 
 
-def _configure_grain_logging(*, verbose: bool) -> None:
+def configure_grain_logging(*, verbose: bool) -> None:
     """Grain logs go to stderr as key=value lines carrying the execution id.
 
     ``verbose`` adds DEBUG records, among them the tracebacks of failed grains.
