@@ -6,22 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
-from sand_workflows import Problem, WorkflowError, load_workflow_text
 
-
-def problems(defn: Any) -> list[Problem]:
-    try:
-        load_workflow_text(yaml.safe_dump(defn), source="main.yaml")
-    except WorkflowError as exc:
-        return exc.problems
-    return []
-
-
-def assert_problem(found: list[Problem], location: str, fragment: str) -> None:
-    assert any(p.location == location and fragment in p.message for p in found), "\n".join(
-        map(str, found)
-    )
+from tests.unit.workflows.test_workflow_validation import assert_problem, problems
 
 
 def jsonata(**states: Any) -> dict[str, Any]:

@@ -35,10 +35,15 @@ def read_json_input(input_text: str | None, input_file: str | None) -> Any:
         text, where, source = input_text, "--input", "the value"
     else:
         return {}
+    return parse_json(text, where, f"{source} is not valid JSON")
+
+
+def parse_json(text: str, param_hint: str, what: str = "not valid JSON") -> Any:
+    """``text`` parsed as JSON; a usage error naming ``param_hint`` and where it breaks."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(
-            f"{source} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            param_hint=where,
+            f"{what}: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            param_hint=param_hint,
         ) from None

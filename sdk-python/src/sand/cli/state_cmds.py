@@ -8,7 +8,6 @@ native workflow, invalid app, bad JSON, a mock for a state that is no Task, usag
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from sand.cli.dev_cmds import (
     guarded,
     step_printer,
 )
-from sand.cli.inputs import read_json_input
+from sand.cli.inputs import parse_json, read_json_input
 from sand.cli.output import emit_json, json_option
 from sand.cli.output import stdout as _stdout
 
@@ -51,15 +50,7 @@ _STYLES = {
 
 
 def _json_option_value(text: str | None, option: str) -> Any:
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(
-            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
-            param_hint=option,
-        ) from None
+    return None if text is None else parse_json(text, option)
 
 
 @click.command("test-state")
