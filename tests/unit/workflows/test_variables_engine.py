@@ -222,3 +222,23 @@ def test_catcher_assign_is_recorded_on_the_caught_event() -> None:
     assert caught["steps"] == {"variables": {"e": "ValueError"}}
     exited = next(e for e in recorder.events if e["type"] == "StateExited")
     assert "variables" not in exited.get("steps", {})
+
+
+def test_jsonata_odd_values_fail_the_field_not_the_engine() -> None:
+    """A function as a result, or an input nested beyond the interpreter's stack, is a
+    States.QueryEvaluationError naming the state and field (never an exception escaping
+    the engine)."""
+    from sand_workflows.errors import StatesError
+
+    function = Template.of("{% function($x) { $x } %}")
+    with pytest.raises(StatesError, match="state 'S' field 'Output'") as info:
+        function.evaluate("S", "Output", {"input": {}}, {})
+    assert info.value.error == "States.QueryEvaluationError"
+    deep: Any = 1
+    for _ in range(5000):
+        deep = [deep]
+    nested = Template.of("{% $states.input %}")
+    with pytest.raises(StatesError) as info:
+        nested.evaluate("S", "Output", {"input": deep}, {})
+    assert info.value.error == "States.QueryEvaluationError"
+    assert Template.of({"a": [1, "x"]}).literal

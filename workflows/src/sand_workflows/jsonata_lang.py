@@ -69,15 +69,19 @@ class Template:
     """A field of a JSONata state, compiled: a JSON value with Expressions in it."""
 
     value: Any
+    literal: bool = False  # no expression in it: the value is the field's value
 
     @classmethod
     def of(cls, value: Any) -> Template:
         """Compile a field's value (already checked by ``check_template``)."""
-        return cls(compile_template(value))
+        compiled = compile_template(value)
+        return cls(compiled, literal=next(expressions(compiled), None) is None)
 
     def evaluate(
         self, state: str, field: str, states: Mapping[str, Any], variables: Mapping[str, Any]
     ) -> Any:
+        if self.literal:
+            return self.value
         return evaluate_template(self.value, state, field, states, variables)
 
     def expressions(self) -> Iterator[Expression]:
@@ -159,34 +163,38 @@ def evaluate_template(
     Raises StatesError(States.QueryEvaluationError) when an expression fails or yields
     no value (JSONata's *undefined*) where the field needs one.
     """
+    try:
+        # Converted once for every expression of the field (the input may be large).
+        bindings: dict[str, Any] = {name: _to_jsonata(v) for name, v in variables.items()}
+        bindings["states"] = _to_jsonata(dict(states))
+    except RecursionError:
+        raise StatesError(
+            errors.QUERY_EVALUATION_ERROR,
+            f"state '{state}' field '{field}': the input or variables are nested too deeply",
+        ) from None
+    bindings.update(_FUNCTIONS)
+    return _fill(template, state, field, bindings)
+
+
+def _fill(template: Any, state: str, field: str, bindings: Mapping[str, Any]) -> Any:
     if isinstance(template, Expression):
-        return _evaluate(template, state, field, states, variables)
+        return _evaluate(template, state, field, bindings)
     if isinstance(template, dict):
-        return {
-            k: evaluate_template(v, state, f"{field}.{k}", states, variables)
-            for k, v in template.items()
-        }
+        return {k: _fill(v, state, f"{field}.{k}", bindings) for k, v in template.items()}
     if isinstance(template, list):
-        return [
-            evaluate_template(v, state, f"{field}[{i}]", states, variables)
-            for i, v in enumerate(template)
-        ]
+        return [_fill(v, state, f"{field}[{i}]", bindings) for i, v in enumerate(template)]
     return template
 
 
-def _evaluate(
-    expr: Expression,
-    state: str,
-    field: str,
-    states: Mapping[str, Any],
-    variables: Mapping[str, Any],
-) -> Any:
-    bindings: dict[str, Any] = {name: _to_jsonata(v) for name, v in variables.items()}
-    bindings["states"] = _to_jsonata(dict(states))
-    bindings.update(_FUNCTIONS)
+def _evaluate(expr: Expression, state: str, field: str, bindings: Mapping[str, Any]) -> Any:
     try:
         value = expr.evaluate(bindings)
-    except StatesError as exc:  # raised by one of the Step Functions functions
+        if value is None:
+            raise StatesError(
+                errors.QUERY_EVALUATION_ERROR, "the expression returned no value (undefined)"
+            )
+        return _from_jsonata(value)
+    except StatesError as exc:  # raised by one of the Step Functions functions, or above
         raise _query_error(state, field, expr, exc.cause) from None
     except jexception.JException as exc:
         raise _query_error(state, field, expr, _message(exc)) from None
@@ -194,9 +202,6 @@ def _evaluate(
         raise _query_error(state, field, expr, "the expression recursed too deeply") from None
     except Exception as exc:  # jsonata-python lets some errors out raw (e.g. ValueError)
         raise _query_error(state, field, expr, f"{type(exc).__name__}: {exc}") from None
-    if value is None:
-        raise _query_error(state, field, expr, "the expression returned no value (undefined)")
-    return _from_jsonata(value)
 
 
 def _query_error(state: str, field: str, expr: Expression, why: str) -> StatesError:
