@@ -242,3 +242,25 @@ def test_jsonata_odd_values_fail_the_field_not_the_engine() -> None:
         nested.evaluate("S", "Output", {"input": deep}, {})
     assert info.value.error == "States.QueryEvaluationError"
     assert Template.of({"a": [1, "x"]}).literal
+
+
+def test_wait_steps_go_with_wait_started_not_the_next_state() -> None:
+    wf = _wf(
+        {
+            "StartAt": "W",
+            "States": {
+                "W": {"Type": "Wait", "Seconds": 0, "Assign": {"w": 1}, "Next": "P"},
+                "P": {"Type": "Pass", "Result": 2, "End": True},
+            },
+        }
+    )
+    recorder = history.Recorder(host="h")
+    assert run(wf, {"a": 1}, {}, recorder=recorder) == Finished(2)
+    started = next(e for e in recorder.events if e["type"] == "WaitStarted")
+    assert started["steps"] == {
+        "input_path": {"a": 1},
+        "variables": {"w": 1},
+        "output_path": {"a": 1},
+    }
+    exited_p = [e for e in recorder.events if e["type"] == "StateExited" and e["state"] == "P"]
+    assert "variables" not in exited_p[0].get("steps", {})

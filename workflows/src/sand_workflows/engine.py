@@ -455,7 +455,11 @@ class Engine:
         else:
             after = assign_variables(st, st.assign, lin, ctx, data=eff)
             out = output_path(st, eff, ctx)
-        history.emit("WaitStarted", entry.lineage, st.name, seconds=delay)
+        # The Wait's processing happened now: its steps go with WaitStarted (its StateExited
+        # is emitted by another call, maybe in another process, when the timer fires).
+        steps = history.take_steps() if history.active() else {}
+        extra = {"steps": steps} if steps else {}
+        history.emit("WaitStarted", entry.lineage, st.name, seconds=delay, **extra)
         token = Token(kind=TokenKind.WAIT, state=st.name, lineage=after, output=out)
         return Done([TimerCall(delay, encode_token(token))])
 
