@@ -302,6 +302,21 @@ def test_root_redirectsToTheGui_throughNginx(
     assert answer.headers["Location"] == "/ui/"
 
 
+def test_gui_throughNginx_servesTheCheckoutsBuild_orSaysHowToBuildIt(
+    cluster_config: ClusterConfig, cluster: Supervisor
+) -> None:
+    """The suite's frontends serve frontend.ui_dir's default, the checkout's own build."""
+    answer = _call(cluster_config, "GET", "/ui/apps", None)
+
+    if (cluster_config.ui_dir / "index.html").is_file():
+        assert answer.status_code == 200
+        assert answer.headers["Content-Type"].startswith("text/html")
+        assert answer.text == (cluster_config.ui_dir / "index.html").read_text()
+    else:
+        assert answer.status_code == 503
+        assert answer.json() == {"error": "the GUI is not built: run make setup"}
+
+
 @dataclass(frozen=True)
 class GuiFrontend:
     """An extra frontend process of the suite's cluster, serving ``dist``."""
@@ -458,3 +473,10 @@ def test_gui_traversal_neverLeavesTheBuild(
             assert status in ("400", "401", "404", "200"), (target, answer[:200])
             if status == "200":
                 assert answer.endswith(INDEX), (target, answer[:300])
+            # and through nginx, which passes the path on as it came
+            answer = _raw(cluster_config.ports.nginx, target, token)
+            assert secret not in answer, target
+            assert answer.split(" ", 2)[1] in ("400", "401", "404", "200", "503"), (
+                target,
+                answer[:200],
+            )
