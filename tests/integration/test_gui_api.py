@@ -186,13 +186,15 @@ def test_dryRun_badParameters_andTakenName_areRefusedAsTheDeploy(
     cluster_config: ClusterConfig, bob: Tenant, alices_apps: dict[str, str], tmp_path: Path
 ) -> None:
     """A name another user holds is refused as a deploy would (409); so are a bad
-    dry_run value and a bad backend (400 naming the parameter)."""
+    dry_run value, a bad backend and a remote grain the app lacks (400 naming it)."""
     taken = renamed_app(HELLO, alices_apps["native"], tmp_path)
 
     conflict = _dry_run(cluster_config, bob.token, taken)
     bad_flag = _call(cluster_config, "POST", "/v1/apps?dry_run=maybe", bob.token, data=b"x")
     bad_backend = _dry_run(cluster_config, bob.token, taken, "&backend=vm")
     not_an_archive = _call(cluster_config, "POST", "/v1/apps?dry_run=true", bob.token, data=b"x")
+    mine = renamed_app(HELLO, f"remote-{bob.name}", tmp_path)
+    bad_remote = _dry_run(cluster_config, bob.token, mine, "&remote_grains=greet,nope")
 
     assert conflict.status_code == 409, conflict.text
     assert "is taken" in conflict.json()["error"]
@@ -202,6 +204,10 @@ def test_dryRun_badParameters_andTakenName_areRefusedAsTheDeploy(
     assert "backend must be docker or process, got 'vm'" in bad_backend.json()["error"]
     assert not_an_archive.status_code == 400
     assert not_an_archive.json()["error"]
+    assert bad_remote.status_code == 400
+    assert bad_remote.json()["error"].startswith(
+        f"remote_grains: 'nope' is not a grain of app 'remote-{bob.name}'"
+    )
 
 
 # -- GET /v1/apps/{app}/workflows/{workflow} -------------------------------------------
