@@ -126,3 +126,32 @@ describe("logLinesFor", () => {
     expect(logLinesFor(logs, "abc", null)).toHaveLength(2);
   });
 });
+
+describe("after a redrive", () => {
+  it("the state that failed and ran again shows its new outcome; the others keep theirs", () => {
+    const events = [
+      ev("StateEntered", 1, "Prepare", ""),
+      ev("StateExited", 2, "Prepare", ""),
+      ev("StateEntered", 3, "Flaky", ""),
+      ev("StateFailed", 4, "Flaky", "", { error: "RuntimeError" }),
+      ev("ExecutionFailed", 4, null, ""),
+      ev("ExecutionRedriven", 10, null, ""),
+      ev("StateEntered", 11, "Flaky", ""),
+      ev("StateExited", 12, "Flaky", ""),
+      ev("StateEntered", 13, "Done", ""),
+      ev("StateExited", 14, "Done", ""),
+    ];
+    expect(nodeStatuses(events)).toEqual({ Prepare: "succeeded", Flaky: "succeeded", Done: "succeeded" });
+    expect(nodeStatuses(events.slice(0, 6))).toEqual({ Prepare: "succeeded", Flaky: "failed" });
+  });
+
+  it("a state row without a host takes its grain instance's", () => {
+    const rows = timelineRows([
+      ev("StateEntered", 1, "Greet", ""),
+      ev("TaskStarted", 2, "Greet", "", { grain: "greet", host: "host-1", pid: 7 }),
+      ev("TaskSucceeded", 3, "Greet", ""),
+      ev("StateExited", 4, "Greet", ""),
+    ]);
+    expect(rows[0]).toMatchObject({ kind: "state", host: "host-1", pid: 7 });
+  });
+});

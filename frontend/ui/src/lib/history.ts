@@ -17,6 +17,13 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
     return s;
   };
   for (const e of events) {
+    if (e.type === "ExecutionRedriven") {
+      // A redrive runs the failed (and unfinished) states again: their new events decide.
+      for (const [state, s] of seen) {
+        if (s.failed || s.entered > s.done) seen.delete(state);
+      }
+      continue;
+    }
     if (!e.state) continue;
     const s = get(e.state);
     switch (e.type) {
@@ -175,6 +182,17 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
       }
       default:
         break;
+    }
+  }
+  // A state entry without a host of its own shows the host of its first grain instance.
+  for (const row of rows) {
+    if (row.kind !== "state" || row.host !== null) continue;
+    const task = rows.find(
+      (t) => t.kind === "task" && t.state === row.state && t.path === row.path && t.startMs >= row.startMs,
+    );
+    if (task) {
+      row.host = task.host;
+      row.pid = task.pid;
     }
   }
   return rows;

@@ -130,7 +130,7 @@ export function NewAppPage() {
           {validation.state === "valid"
             ? "valid"
             : validation.state === "invalid"
-              ? `${validation.problems.length} problem(s)`
+              ? `${validation.problems.length} problem${validation.problems.length === 1 ? "" : "s"}`
               : validation.state === "unavailable"
                 ? "validation unavailable"
                 : "checking…"}
