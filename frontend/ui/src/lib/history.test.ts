@@ -142,7 +142,7 @@ describe("after a redrive", () => {
       ev("StateExited", 14, "Done", ""),
     ];
     expect(nodeStatuses(events)).toEqual({ Prepare: "succeeded", Flaky: "succeeded", Done: "succeeded" });
-    expect(nodeStatuses(events.slice(0, 6))).toEqual({ Prepare: "succeeded", Flaky: "failed" });
+    expect(nodeStatuses(events.slice(0, 5))).toEqual({ Prepare: "succeeded", Flaky: "failed" });
   });
 
   it("a state row without a host takes its grain instance's", () => {
