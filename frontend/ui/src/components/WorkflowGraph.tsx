@@ -1,10 +1,14 @@
 import { useEffect, useMemo, useState } from "react";
-import ELK from "elkjs/lib/elk.bundled.js";
-import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api";
+import type { ELK as Elk, ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api";
 import { buildGraph, nodeSize, type GEdge, type GNode } from "../lib/graph";
 import type { NodeStatus } from "../lib/history";
 
-const elk = new ELK();
+// ELK is large (~1.5 MB): loaded with the first graph, in a chunk of its own.
+let elkLoad: Promise<Elk> | null = null;
+function loadElk(): Promise<Elk> {
+  elkLoad ??= import("elkjs/lib/elk.bundled.js").then((m) => new m.default());
+  return elkLoad;
+}
 
 const LAYOUT = {
   "elk.algorithm": "layered",
@@ -54,8 +58,8 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
   useEffect(() => {
     let live = true;
     const graph = { ...toElk(root), layoutOptions: { ...LAYOUT, "elk.padding": "[top=12,left=12,bottom=12,right=12]" } };
-    elk
-      .layout(graph)
+    loadElk()
+      .then((elk) => elk.layout(graph))
       .then((l) => live && setLayout(l))
       .catch((e: unknown) => live && setError(`the graph could not be laid out: ${String(e)}`));
     return () => {
@@ -124,8 +128,10 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
             >
               <rect x={x} y={y} width={w} height={24} rx={8} />
               <text x={x + 10} y={y + 16}>
-                {g.type === "Map" ? "⟳ " : "⫴ "}
                 {g.label}
+                <tspan className="node-sub" dx={6}>
+                  {g.type}
+                </tspan>
               </text>
             </g>
           ) : (
