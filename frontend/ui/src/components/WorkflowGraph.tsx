@@ -108,6 +108,14 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
     const h = l.height ?? 0;
     const st = status(g.name);
     const click = g.name && onSelect ? () => onSelect(g.name as string) : undefined;
+    const keys = click
+      ? {
+          tabIndex: 0,
+          role: "button",
+          "aria-label": `${g.name}: ${g.type}${st && st !== "none" ? `, ${st}` : ""}`,
+          onKeyDown: (e: React.KeyboardEvent) => (e.key === "Enter" || e.key === " ") && click(),
+        }
+      : {};
     const sel = g.name !== null && g.name === selected ? " selected" : "";
     if (g.type === "Parallel" || g.type === "Map" || g.type === "Branch") {
       const isGroup = g.type !== "Branch";
@@ -125,6 +133,7 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
               data-type={g.type}
               className={`node group-head status-${st}${st === "failed" ? " failed" : ""}${sel}`}
               onClick={click}
+              {...keys}
             >
               <rect x={x} y={y} width={w} height={24} rx={8} />
               <text x={x + 10} y={y + 16}>
@@ -163,6 +172,7 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
         data-type={g.type}
         className={`node type-${g.type.toLowerCase()} status-${st}${st === "failed" ? " failed" : ""}${sel}${g.join ? " join" : ""}`}
         onClick={click}
+        {...keys}
       >
         <title>{`${g.name} (${g.type}${st && st !== "none" ? `: ${st}` : ""})`}</title>
         {shape}

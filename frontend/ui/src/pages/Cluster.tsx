@@ -39,6 +39,7 @@ export function ClusterPage() {
                       {h.sandboxes.map((s) => (
                         <div key={s.app} className="sandbox" data-testid={`sandbox-${s.app}`}>
                           <strong>{s.app}</strong> <span className="muted">{s.backend}</span>{" "}
+                          {s.version !== undefined && <span className="muted">v{s.version} </span>}
                           <StatusPill status={s.state.toUpperCase()} />
                           <ul className="workers">
                             {s.workers.map((w) => (
