@@ -221,6 +221,7 @@ export function ExecutionPage() {
                       <td>
                         {r.kind === "task" ? <span className="muted">↳ grain </span> : null}
                         {r.kind === "task" ? r.grain : r.state}
+                        {r.attempt !== null && r.attempt > 0 ? <span className="muted"> (delivery {r.attempt + 1})</span> : null}
                       </td>
                       <td className="mono">{r.path || "—"}</td>
                       <td className="mono">
