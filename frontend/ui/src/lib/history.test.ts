@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../api";
-import { failedState, logLinesFor, nodeStatuses, timelineRows } from "./history";
+import { failedState, historyComplete, logLinesFor, nodeStatuses, timelineRows } from "./history";
 
 const ev = (type: string, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
   type, at_ms, execution_id: "x", state, path, ...extra,
@@ -153,5 +153,14 @@ describe("after a redrive", () => {
       ev("StateExited", 4, "Greet", ""),
     ]);
     expect(rows[0]).toMatchObject({ kind: "state", host: "host-1", pid: 7 });
+  });
+});
+
+describe("historyComplete", () => {
+  it("is true once the end is recorded, and false again after a redrive until its new end", () => {
+    expect(historyComplete([])).toBe(false);
+    expect(historyComplete(aslFailed.slice(0, 10))).toBe(false);
+    expect(historyComplete(aslFailed)).toBe(true);
+    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null)])).toBe(false);
   });
 });

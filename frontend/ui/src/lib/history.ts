@@ -244,3 +244,16 @@ export function logLinesFor(logs: string, executionId: string, grain: string | n
     .filter((l) => l.includes(`execution_id=${executionId}`))
     .filter((l) => grain === null || l.includes(`grain=${grain}`));
 }
+
+const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
+
+/** Whether the history has recorded the execution's end (after its last redrive): the
+ * record of an execution can say it ended before all of its events are written. */
+export function historyComplete(events: HistoryEvent[]): boolean {
+  let ended = false;
+  for (const e of events) {
+    if (e.type === "ExecutionRedriven") ended = false;
+    else if (ENDS.has(e.type)) ended = true;
+  }
+  return ended;
+}

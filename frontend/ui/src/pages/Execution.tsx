@@ -4,7 +4,15 @@ import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type Histo
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 import { duration } from "../lib/format";
-import { failedState, grainOf, logLinesFor, nodeStatuses, timelineRows, type TimelineRow } from "../lib/history";
+import {
+  failedState,
+  grainOf,
+  historyComplete,
+  logLinesFor,
+  nodeStatuses,
+  timelineRows,
+  type TimelineRow,
+} from "../lib/history";
 
 interface Loaded {
   doc: ExecutionDocument;
@@ -44,14 +52,21 @@ export function ExecutionPage() {
     if (failed && selected === null) setSelected({ state: failed.state, row: null });
   }, [failed, selected]);
 
-  // A running execution is followed every 2 s.
+  // A running execution is followed every 2 s; one that ended is reloaded until its
+  // history has recorded the end too (its events are written a moment after), for a minute.
   const running = doc?.status === "RUNNING";
+  const complete = historyComplete(events);
+  const [catchUp, setCatchUp] = useState(0);
   const reload = exec.reload;
+  const follow = doc !== undefined && (running || (!complete && catchUp < 40));
   useEffect(() => {
-    if (!running) return;
-    const t = window.setInterval(() => reload(true), 2000);
+    if (!follow) return;
+    const t = window.setInterval(() => {
+      if (!running) setCatchUp((n) => n + 1);
+      reload(true);
+    }, running ? 2000 : 1500);
     return () => window.clearInterval(t);
-  }, [running, reload]);
+  }, [follow, running, reload]);
 
   const stop = async () => {
     setConfirmStop(false);
@@ -66,6 +81,7 @@ export function ExecutionPage() {
     try {
       await sendJson("POST", `/v1/executions/${enc(id)}/redrive`);
       setSelected(null);
+      setCatchUp(0);
       exec.reload(true);
     } catch (e) {
       setActionError(e);
@@ -191,7 +207,9 @@ export function ExecutionPage() {
       <section className="card">
         <h2>Timeline</h2>
         {rows.length === 0 ? (
-          <div className="empty">No history recorded for this execution (yet).</div>
+          <div className="empty">
+            {follow ? "Waiting for the history of this execution…" : "No history was recorded for this execution."}
+          </div>
         ) : (
           <div className="table-scroll">
             <table className="timeline" data-testid="timeline">
