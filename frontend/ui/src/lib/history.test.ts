@@ -115,15 +115,31 @@ describe("failedState", () => {
 });
 
 describe("logLinesFor", () => {
-  it("keeps the lines of one execution and grain", () => {
+  it("keeps the lines tagged with one execution and grain, with their traceback; untagged output apart", () => {
     const logs = [
+      "[agent] 2026-11-24T09:54:54Z deployed version 1",
+      "grain=greet msg='worker ready' pid=3",
+      "greeting Grace",
       "12:00 INFO execution_id=abc grain=greet hello",
-      "12:00 INFO execution_id=abc grain=shout HI",
-      "12:00 INFO execution_id=zzz grain=greet other",
+      "execution=abc grain=shout error=RuntimeError",
+      "Traceback (most recent call last):",
+      '  File "shout.py", line 3, in handle',
+      "RuntimeError: boom",
       "",
+      "execution=zzz grain=greet error=ValueError",
+      "  File x",
     ].join("\n");
-    expect(logLinesFor(logs, "abc", "greet")).toEqual(["12:00 INFO execution_id=abc grain=greet hello"]);
-    expect(logLinesFor(logs, "abc", null)).toHaveLength(2);
+    expect(logLinesFor(logs, "abc", "greet")).toEqual({
+      tagged: ["12:00 INFO execution_id=abc grain=greet hello"],
+      untagged: ["greeting Grace"],
+    });
+    expect(logLinesFor(logs, "abc", "shout").tagged).toEqual([
+      "execution=abc grain=shout error=RuntimeError",
+      "Traceback (most recent call last):",
+      '  File "shout.py", line 3, in handle',
+      "RuntimeError: boom",
+    ]);
+    expect(logLinesFor(logs, "abc", null).tagged).toHaveLength(5);
   });
 });
 

@@ -237,12 +237,40 @@ export function grainOf(events: HistoryEvent[], state: string): string {
   return state;
 }
 
-/** The log lines of one execution (and grain, when given). */
-export function logLinesFor(logs: string, executionId: string, grain: string | null): string[] {
-  return logs
-    .split("\n")
-    .filter((l) => l.includes(`execution_id=${executionId}`))
-    .filter((l) => grain === null || l.includes(`grain=${grain}`));
+export interface StateLogs {
+  /** Lines tagged with this execution (`execution_id=<id>` or `execution=<id>`) and grain,
+   * each with the lines that continue it (a traceback). */
+  tagged: string[];
+  /** Grain output that carries no execution (a grain's own print): it cannot be tied to one. */
+  untagged: string[];
+}
+
+const TAG = /\b(?:execution_id|execution|grain)=/;
+// The lines that continue a record: a Python traceback.
+const CONTINUES = /^(\s|Traceback \(|During handling|The above exception|[\w.]*(Error|Exception|Warning|Exit|Interrupt)(:|$))/;
+
+/** The app's log lines of one execution and grain (grain null: any grain). */
+export function logLinesFor(logs: string, executionId: string, grain: string | null): StateLogs {
+  const tagged: string[] = [];
+  const untagged: string[] = [];
+  const mine = (l: string) =>
+    (l.includes(`execution_id=${executionId}`) || l.includes(`execution=${executionId}`)) &&
+    (grain === null || l.includes(`grain=${grain}`));
+  let block: "none" | "mine" | "other" = "none";
+  for (const line of logs.split("\n")) {
+    if (line.trim() === "") {
+      block = "none";
+    } else if (TAG.test(line) || line.startsWith("[")) {
+      block = mine(line) ? "mine" : "other";
+      if (block === "mine") tagged.push(line);
+    } else if (block !== "none" && CONTINUES.test(line)) {
+      if (block === "mine") tagged.push(line);
+    } else {
+      block = "none";
+      untagged.push(line);
+    }
+  }
+  return { tagged, untagged };
 }
 
 const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);

@@ -295,9 +295,10 @@ function StateDetails({
         ? getJson<{ logs?: string }>(`/v1/apps/${enc(app)}/logs?tail=2000`).then((b) =>
             logLinesFor(b.logs ?? "", executionId, grain),
           )
-        : Promise.resolve([] as string[]),
+        : Promise.resolve({ tagged: [], untagged: [] }),
     [app, executionId, grain],
   );
+  const untagged = logs.data?.untagged.slice(-40) ?? [];
   return (
     <section className="card details" data-testid="state-details">
       <div className="row">
@@ -328,13 +329,24 @@ function StateDetails({
       </div>
       <h3>Logs of grain {grain}</h3>
       <ErrorBanner error={logs.error} />
-      <pre data-testid="state-logs" className="logs">
-        {logs.loading && !logs.data
-          ? "loading…"
-          : logs.data && logs.data.length > 0
-            ? logs.data.join("\n")
-            : "no log lines for this execution and grain"}
-      </pre>
+      <div data-testid="state-logs">
+        <pre className="logs">
+          {logs.loading && !logs.data
+            ? "loading…"
+            : logs.data && logs.data.tagged.length > 0
+              ? logs.data.tagged.join("\n")
+              : "no log lines tagged with this execution and grain"}
+        </pre>
+        {untagged.length > 0 && (
+          <>
+            <div className="muted small">
+              The app&apos;s latest output that names no execution (a grain&apos;s own prints): it may come from any
+              execution.
+            </div>
+            <pre className="logs untagged">{untagged.join("\n")}</pre>
+          </>
+        )}
+      </div>
     </section>
   );
 }
