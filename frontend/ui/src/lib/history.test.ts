@@ -178,5 +178,8 @@ describe("historyComplete", () => {
     expect(historyComplete(aslFailed.slice(0, 10))).toBe(false);
     expect(historyComplete(aslFailed)).toBe(true);
     expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null)])).toBe(false);
+    // The record says redriven once, the history has not recorded the redrive yet.
+    expect(historyComplete(aslFailed, 1)).toBe(false);
+    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionFailed", 2001, null)], 1)).toBe(true);
   });
 });

@@ -276,12 +276,16 @@ export function logLinesFor(logs: string, executionId: string, grain: string | n
 const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 
 /** Whether the history has recorded the execution's end (after its last redrive): the
- * record of an execution can say it ended before all of its events are written. */
-export function historyComplete(events: HistoryEvent[]): boolean {
+ * record of an execution can say it ended before all of its events are written; a record
+ * redriven `redriveCount` times needs that many redrives in the history too. */
+export function historyComplete(events: HistoryEvent[], redriveCount = 0): boolean {
   let ended = false;
+  let redrives = 0;
   for (const e of events) {
-    if (e.type === "ExecutionRedriven") ended = false;
-    else if (ENDS.has(e.type)) ended = true;
+    if (e.type === "ExecutionRedriven") {
+      ended = false;
+      redrives++;
+    } else if (ENDS.has(e.type)) ended = true;
   }
-  return ended;
+  return ended && redrives >= redriveCount;
 }

@@ -40,7 +40,7 @@ export function ClusterPage() {
                         <div key={s.app} className="sandbox" data-testid={`sandbox-${s.app}`}>
                           <strong>{s.app}</strong> <span className="muted">{s.backend}</span>{" "}
                           {s.version !== undefined && <span className="muted">v{s.version} </span>}
-                          <StatusPill status={s.state.toUpperCase()} />
+                          <span className={`pill ${s.state === "running" ? "pill-succeeded" : "pill-neutral"}`}>{s.state}</span>
                           <ul className="workers">
                             {s.workers.map((w) => (
                               <li key={w.grain} data-testid={`worker-${s.app}-${w.grain}`}>
