@@ -46,6 +46,26 @@ describe("nodeStatuses", () => {
     expect(s.Price).toBe("succeeded");
   });
 
+  it("a Retry re-enters the state: the failed attempt ends its entry (seen on the real stack)", () => {
+    const events = [
+      ev("StateEntered", 1, "PriceItem", "P[2]"),
+      ev("TaskStarted", 2, "PriceItem", "P[2]", { grain: "price" }),
+      ev("TaskFailed", 3, "PriceItem", "P[2]", { error: "Busy", cause: "try later" }),
+      ev("RetryScheduled", 4, "PriceItem", "P[2]", { error: "Busy", cause: "try later", delay_s: 1 }),
+      ev("StateEntered", 10, "PriceItem", "P[2]"),
+      ev("TaskStarted", 11, "PriceItem", "P[2]", { grain: "price" }),
+      ev("TaskSucceeded", 12, "PriceItem", "P[2]"),
+      ev("StateExited", 13, "PriceItem", "P[2]"),
+    ];
+    expect(nodeStatuses(events)).toEqual({ PriceItem: "succeeded" });
+    expect(timelineRows(events).map((r) => [r.kind, r.status, r.error])).toEqual([
+      ["state", "retried", "Busy"],
+      ["task", "failed", "Busy"],
+      ["state", "succeeded", null],
+      ["task", "succeeded", null],
+    ]);
+  });
+
   it("a state entered and not left is running; one failure among Map items makes it failed", () => {
     const s = nodeStatuses([
       ev("StateEntered", 1, "Wait1", ""),

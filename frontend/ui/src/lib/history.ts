@@ -42,6 +42,10 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
         s.caught = true;
         s.done++;
         break;
+      case "RetryScheduled":
+        // This entry ends in a retry: the state is entered again for the next attempt.
+        s.done++;
+        break;
       case "TaskScheduled":
         if (!s.asl) s.entered++;
         break;
@@ -82,7 +86,8 @@ export interface TimelineRow {
   /** Offset from the execution's first event. */
   offsetMs: number;
   durationMs: number | null;
-  status: NodeStatus;
+  /** "retried": this attempt failed and the state's Retry runs it again. */
+  status: NodeStatus | "retried";
   input: unknown;
   output: unknown;
   error: string | null;
@@ -118,7 +123,7 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
       startMs: e.at_ms,
       offsetMs: e.at_ms - t0,
       durationMs: null,
-      status: "running" as NodeStatus,
+      status: "running" as TimelineRow["status"],
       output: undefined,
       error: null,
       cause: null,
@@ -138,11 +143,19 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
         break;
       case "StateExited":
       case "StateFailed":
+      case "RetryScheduled":
       case "Caught": {
         const row = close(openStates, k);
         if (row) {
           row.durationMs = e.at_ms - row.startMs;
-          row.status = e.type === "StateExited" ? "succeeded" : e.type === "Caught" ? "caught" : "failed";
+          row.status =
+            e.type === "StateExited"
+              ? "succeeded"
+              : e.type === "Caught"
+                ? "caught"
+                : e.type === "RetryScheduled"
+                  ? "retried"
+                  : "failed";
           if (e.type === "StateExited") row.output = e.output;
           else {
             row.error = str(e.error);
