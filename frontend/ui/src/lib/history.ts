@@ -292,17 +292,26 @@ export function logLinesFor(logs: string, executionId: string, grain: string | n
 
 const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 
+const END_OF: Record<string, string> = {
+  SUCCEEDED: "ExecutionSucceeded",
+  FAILED: "ExecutionFailed",
+  ABORTED: "ExecutionAborted",
+};
+
 /** Whether the history has recorded the execution's end (after its last redrive): the
- * record of an execution can say it ended before all of its events are written; a record
- * redriven `redriveCount` times needs that many redrives in the history too. */
-export function historyComplete(events: HistoryEvent[], redriveCount = 0): boolean {
-  let ended = false;
+ * record of an execution can say it ended before all of its events are written. The end
+ * must be the one the record names (`status`; a redriven execution that succeeded still has
+ * its first failure in the history) and come after `redriveCount` redrives. */
+export function historyComplete(events: HistoryEvent[], status?: string, redriveCount = 0): boolean {
+  let end: string | null = null;
   let redrives = 0;
   for (const e of events) {
     if (e.type === "ExecutionRedriven") {
-      ended = false;
+      end = null;
       redrives++;
-    } else if (ENDS.has(e.type)) ended = true;
+    } else if (ENDS.has(e.type)) end = e.type;
   }
-  return ended && redrives >= redriveCount;
+  if (end === null || redrives < redriveCount) return false;
+  const expected = status ? END_OF[status] : undefined;
+  return expected === undefined || end === expected;
 }
