@@ -25,6 +25,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests bench
 	$(VENV)/bin/mypy sdk-python/src workflows/src grain-worker/src
 	mvn -q -B spotless:check
+	cd frontend/ui && npm run --silent typecheck && npm run --silent lint
 
 java-test: setup
 	mvn -q -B test
