@@ -12,6 +12,11 @@ one JSON document on stdout and exits 0 when the app is valid, 1 when not:
                          "placement": {"hosts": [...], "grains": {"upper": [...]}}}}
     {"ok": false, "problems": ["hello/app.yaml: grains.upper: ...", ...]}
 
+A valid app's document also holds ``"workflow_sources"``: per workflow its file
+(relative to the app), its kind (``asl`` or ``native``), its parsed definition and
+its text, which the agent keeps beside the metadata (not in it: the metadata goes to
+Redis with every deploy) to answer ``GET /v1/apps/{app}/workflows/{workflow}``.
+
 ``--hosts`` lists the cluster's hosts: the placement may name only those, and is
 described resolved (every grain with its hosts, in that order); without it the
 placement is described as written. ``--placement`` (a JSON object) replaces the
@@ -29,6 +34,19 @@ from typing import Any
 
 from sand.app import AppError, AppSpec, load_app
 from sand_workflows.colocation import entry_grain
+
+
+def workflow_sources(app: AppSpec) -> dict[str, Any]:
+    """Each workflow's file, kind, parsed definition and source text, as loaded."""
+    return {
+        name: {
+            "file": str(spec.path.relative_to(app.root)),
+            "kind": str(spec.definition.kind),
+            "definition": spec.definition.definition,
+            "source": spec.path.read_text(encoding="utf-8"),
+        }
+        for name, spec in app.workflows.items()
+    }
 
 
 def describe(app: AppSpec, cluster_hosts: list[str] | None = None) -> dict[str, Any]:
@@ -85,7 +103,9 @@ def main(argv: list[str]) -> int:
     except AppError as exc:
         print(json.dumps({"ok": False, "problems": [str(p) for p in exc.problems]}))
         return 1
-    print(json.dumps({"ok": True, "app": describe(app, hosts)}))
+    document = {"ok": True, "app": describe(app, hosts), "workflow_sources": workflow_sources(app)}
+    # default=str: a YAML definition may hold values JSON has no type for (dates)
+    print(json.dumps(document, default=str))
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from sand.app import load_app
-from sand_worker.describe import describe, main
+from sand_worker.describe import describe, main, workflow_sources
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -83,3 +83,29 @@ def test_main_placementNotJson_exits2WithUsage(capsys: pytest.CaptureFixture[str
     assert main([str(EXAMPLES / "hello"), "--placement", "{hosts"]) == 2
     (problem,) = json.loads(capsys.readouterr().out)["problems"]
     assert problem.startswith("usage: python -m sand_worker.describe")
+
+
+def test_main_validApp_printsEachWorkflowsKindDefinitionAndSource(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The agent keeps these to answer GET /v1/apps/{app}/workflows/{workflow}: the file
+    relative to the app, the format, the parsed definition and the text as written."""
+    app_dir = tmp_path / "asl-orders"
+    shutil.copytree(EXAMPLES / "asl-orders", app_dir)
+    assert main([str(app_dir)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    main_wf = document["workflow_sources"]["main"]
+    assert main_wf["kind"] == "asl"
+    assert main_wf["file"] == "workflows/main.json"
+    assert main_wf["source"] == (app_dir / "workflows" / "main.json").read_text()
+    assert "StartAt" in main_wf["definition"]
+    # the metadata itself stays as it was: the sources are beside it, not in it
+    assert "workflow_sources" not in document["app"]
+
+
+def test_workflowSources_nativeWorkflow_isKindNative(tmp_path: Path) -> None:
+    app_dir = tmp_path / "hello"
+    shutil.copytree(EXAMPLES / "hello", app_dir)
+    sources = workflow_sources(load_app(app_dir))
+    assert sources["main"]["kind"] == "native"
+    assert sources["main"]["definition"]["entry"] == "normalize"

@@ -32,9 +32,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The management API of one host ({@code /v1/apps}), which the frontends proxy: deploy (NDJSON
- * progress), undeploy, list, describe, logs; each for the apps the caller may use ({@link
- * Ownership}). Blocking handler: a deploy holds its thread for as long as it takes. Answers 503
- * until the agent's dependencies are connected.
+ * progress), validate only ({@code POST /v1/apps?dry_run=true}), undeploy, list, describe, a
+ * workflow's definition, logs; each for the apps the caller may use ({@link Ownership}). Blocking
+ * handler: a deploy holds its thread for as long as it takes. Answers 503 until the agent's
+ * dependencies are connected.
  */
 final class AppsHandler extends Handler.Abstract {
   private static final Logger LOG = LoggerFactory.getLogger(AppsHandler.class);
@@ -96,6 +97,27 @@ final class AppsHandler extends Handler.Abstract {
         } else {
           notAllowed(response, callback, "GET, DELETE", method, path);
         }
+      } else if (parts.size() == 3 && "workflows".equals(parts.get(1))) {
+        if (!"GET".equals(method)) {
+          notAllowed(response, callback, "GET", method, path);
+          return true;
+        }
+        String app = parts.get(0);
+        requireVisible(apps, app, caller);
+        ObjectNode found =
+            apps.workflow(app, parts.get(2))
+                .orElseThrow(
+                    () ->
+                        new DeployException(
+                            DeployException.Reason.NOT_FOUND,
+                            apps.describe(app).isEmpty()
+                                ? "no application '" + app + "' is deployed"
+                                : "application '"
+                                    + app
+                                    + "' has no workflow '"
+                                    + parts.get(2)
+                                    + "'"));
+        JsonHttp.send(response, callback, 200, found);
       } else if (parts.size() == 2 && "logs".equals(parts.get(1))) {
         if (!"GET".equals(method)) {
           notAllowed(response, callback, "GET", method, path);
@@ -162,6 +184,10 @@ final class AppsHandler extends Handler.Abstract {
       Deployer apps, Caller caller, Request request, Response response, Callback callback) {
     Optional<SandboxConfig.Backend> backend;
     Fields query = Request.extractQueryParameters(request);
+    if (dryRun(query.getValue("dry_run"))) {
+      dryRun(apps, caller, query, request, response, callback);
+      return;
+    }
     String wanted = query.getValue("backend");
     try {
       backend =
@@ -240,6 +266,57 @@ final class AppsHandler extends Handler.Abstract {
       write(stream[0], Map.of("status", "failed", "problems", failure.problems()));
       close(stream[0], callback);
     }
+  }
+
+  /** The {@code dry_run} parameter: {@code true} or {@code false} (the default). */
+  private static boolean dryRun(String raw) {
+    if (raw == null || raw.equals("false")) {
+      return false;
+    }
+    if (raw.equals("true")) {
+      return true;
+    }
+    throw new DeployException(
+        DeployException.Reason.INVALID, "dry_run must be true or false, got '" + raw + "'");
+  }
+
+  /**
+   * {@code POST /v1/apps?dry_run=true}: the deploy's own validation (and its backend, placement and
+   * name checks), nothing started or recorded. 200 {@code {"status":"valid","app":{...}}}, else the
+   * refusal a deploy would answer.
+   */
+  private void dryRun(
+      Deployer apps,
+      Caller caller,
+      Fields query,
+      Request request,
+      Response response,
+      Callback callback) {
+    String wanted = query.getValue("backend");
+    if (wanted != null) {
+      try {
+        SandboxConfig.Backend.parse(wanted);
+      } catch (ConfigException e) {
+        throw new DeployException(
+            DeployException.Reason.INVALID,
+            "backend must be docker or process, got '" + wanted + "'");
+      }
+    }
+    ObjectNode app = apps.validate(readBody(request), placement(query.getValue("placement")));
+    String name = app.path("name").asText();
+    // a deploy would be refused a name another user holds: so is its dry run (nothing claimed)
+    if (!caller.admin() && caller.user() != null) {
+      Optional<String> owner = ownership.owner(name);
+      if (owner.isPresent() && !owner.get().equals(caller.user())) {
+        throw new DeployException(
+            DeployException.Reason.CONFLICT,
+            "the application name '" + name + "' is taken; choose another");
+      }
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("status", "valid");
+    body.put("app", app);
+    JsonHttp.send(response, callback, 200, body);
   }
 
   private static byte[] readBody(Request request) {

@@ -139,6 +139,7 @@ public final class HostAgent implements AutoCloseable {
         wiring.clients() == null ? () -> null : wiring.clients().cassandra();
     Ownership ownership = new Ownership(cassandra);
     AppsHandler apps = new AppsHandler(() -> deployer, ownership);
+    SandboxesHandler sandboxes = new SandboxesHandler(config.hostId(), () -> deployer);
     ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
     ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
     AccessHandler access = new AccessHandler(cassandra, wiring.clock());
@@ -184,6 +185,9 @@ public final class HostAgent implements AutoCloseable {
             }
             if (AppsHandler.owns(path)) {
               return apps.handle(request, response, callback);
+            }
+            if (SandboxesHandler.PATH.equals(path)) {
+              return sandboxes.handle(request, response, callback);
             }
             if (AccessHandler.owns(path)) {
               return access.handle(request, response, callback);

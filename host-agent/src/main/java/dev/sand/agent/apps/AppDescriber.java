@@ -15,6 +15,10 @@ import java.util.concurrent.TimeUnit;
  * Validates an unpacked application with the Python rules ({@code python -m sand_worker.describe})
  * — the same ones {@code sand validate} and the emulator apply, so Java never re-implements them —
  * and returns its description.
+ *
+ * <p>Problems are answered relative to the app: the validator names files by their path, which here
+ * is the agent's private unpack directory; the caller knows the app's own layout only ({@code
+ * workflows/main.yaml: States.A.Next: ...}).
  */
 final class AppDescriber {
   private static final long TIMEOUT_S = 60;
@@ -30,6 +34,15 @@ final class AppDescriber {
   }
 
   /**
+   * What the validator answers for a valid app.
+   *
+   * @param app the description stored as the app's metadata
+   * @param workflowSources per workflow: {@code file}, {@code kind}, {@code definition}, {@code
+   *     source} (kept beside the metadata, not in it)
+   */
+  record Description(ObjectNode app, ObjectNode workflowSources) {}
+
+  /**
    * The description of the app in {@code dir}: name, grains, workflows with their entry grains,
    * limits, requirements, and its placement resolved on {@code clusterHosts} (decision 0013).
    * Blocking (runs Python, up to a minute).
@@ -39,7 +52,7 @@ final class AppDescriber {
    * @throws DeployException (INVALID) listing every problem when the app is invalid; (INTERNAL)
    *     when the validator itself cannot run
    */
-  ObjectNode describe(Path dir, List<String> clusterHosts, Optional<String> placement) {
+  Description describe(Path dir, List<String> clusterHosts, Optional<String> placement) {
     List<String> command =
         new ArrayList<>(
             List.of(
@@ -95,12 +108,21 @@ final class AppDescriber {
     }
     if (!doc.path("ok").asBoolean(false)) {
       List<String> problems = new ArrayList<>();
-      doc.path("problems").forEach(p -> problems.add(p.asText()));
+      String prefix = dir.toAbsolutePath() + "/";
+      doc.path("problems").forEach(p -> problems.add(relative(p.asText(), prefix)));
       throw new DeployException(
           DeployException.Reason.INVALID,
           problems.isEmpty() ? List.of("the app is invalid") : problems);
     }
-    return (ObjectNode) doc.get("app");
+    JsonNode sources = doc.path("workflow_sources");
+    return new Description(
+        (ObjectNode) doc.get("app"),
+        sources.isObject() ? (ObjectNode) sources : mapper.createObjectNode());
+  }
+
+  /** {@code problem} without the leading {@code prefix} (the unpack directory) of its file. */
+  static String relative(String problem, String prefix) {
+    return problem.startsWith(prefix) ? problem.substring(prefix.length()) : problem;
   }
 
   static String lastLines(String text, int lines) {

@@ -81,6 +81,7 @@ public final class Deployer implements AutoCloseable {
   private final SandboxSpecs specs;
   private final SandboxLauncher launcher = new SandboxLauncher(READY_TIMEOUT);
   private final AppRegistry apps = new AppRegistry();
+  private final WorkflowSources sources = new WorkflowSources();
   private final AppLog log;
   private final Watchdog watchdog;
   private final Set<String> replaced = ConcurrentHashMap.newKeySet();
@@ -165,7 +166,9 @@ public final class Deployer implements AutoCloseable {
     Path incoming = files.unpack(archive);
     try {
       phase.accept("validating");
-      ObjectNode description = describer.describe(incoming, clusterHosts, requested.placement());
+      AppDescriber.Description described =
+          describer.describe(incoming, clusterHosts, requested.placement());
+      ObjectNode description = described.app();
       String name = description.path("name").asText();
       DeployOptions options = requested.withOwner(owner.apply(name));
       Placement placement = Placement.of(description, clusterHosts);
@@ -193,11 +196,41 @@ public final class Deployer implements AutoCloseable {
             recorded.add(name);
           }
         }
+        sources.put(name, described.workflowSources());
         return metadata;
       }
     } finally {
       AppFiles.deleteTree(incoming);
     }
+  }
+
+  /**
+   * Validates the application in {@code archive} exactly as {@link #deploy} does (the same unpack
+   * and the same Python rules) and changes nothing: no sandbox, no record, no metadata; the
+   * unpacked files are deleted. Blocking (runs Python, a fraction of a second for a small app).
+   *
+   * @param placement a placement replacing the manifest's, or empty
+   * @return the description a deploy would store as the app's metadata (without version)
+   * @throws DeployException (INVALID) listing every problem, as a deploy would refuse the app
+   */
+  public ObjectNode validate(byte[] archive, Optional<String> placement) {
+    Path incoming = files.unpack(archive);
+    try {
+      return describer.describe(incoming, clusterHosts, placement).app();
+    } finally {
+      AppFiles.deleteTree(incoming);
+    }
+  }
+
+  /**
+   * The definition of {@code workflow} in the deployed app {@code app}: {@code app, workflow, kind
+   * (asl|native), file, definition (parsed), source (text)}; empty when either is unknown.
+   */
+  public Optional<ObjectNode> workflow(String app, String workflow) {
+    if (describe(app).isEmpty()) {
+      return Optional.empty();
+    }
+    return sources.find(app, workflow);
   }
 
   /**
@@ -235,6 +268,7 @@ public final class Deployer implements AutoCloseable {
         if (apps.contains(name)) {
           undeployLocally(name, "undeployed on another host");
         }
+        sources.remove(name);
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("app", name).addKeyValue("error", e.toString()).log("sync");
       }
@@ -427,6 +461,7 @@ public final class Deployer implements AutoCloseable {
       }
       records.delete(name);
       recorded.remove(name);
+      sources.remove(name);
       if (apps.contains(name)) {
         undeployLocally(name, "undeployed");
       }
@@ -452,6 +487,14 @@ public final class Deployer implements AutoCloseable {
       log.note(name, why + " version " + app.version());
       LOG.atInfo().addKeyValue("app", name).log("app undeployed");
     }
+  }
+
+  /**
+   * The sandboxes of this host: per app deployed here, its sandbox's state and its grain workers'
+   * health ({@link SandboxReport}). Blocking (asks the runtimes and Redis).
+   */
+  public com.fasterxml.jackson.databind.node.ArrayNode sandboxes() {
+    return SandboxReport.of(apps.all(), runtimes.redis().get(), mapper);
   }
 
   /** The metadata of every deployed app, by name. */

@@ -1,0 +1,80 @@
+package dev.sand.agent.apps;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.bus.redis.LocalBusException;
+import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.contracts.Keys;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * What runs on this host, for the cluster view ({@code GET /v1/cluster} of the frontends): per
+ * deployed app its sandbox's state and each grain worker's health. A worker is healthy while its
+ * readiness key ({@code sand:ready:<app>:<grain>}, holding its pid) is set: the worker renews it
+ * every few seconds and it expires when the worker stops. Blocking (asks the runtime and Redis).
+ */
+final class SandboxReport {
+  private SandboxReport() {}
+
+  /**
+   * One entry per app of {@code deployed}: {@code app, owner, version, backend, state, workers:
+   * [{grain, healthy, pid}]}; {@code bus} null (not connected) reports every worker unhealthy.
+   */
+  static ArrayNode of(List<DeployedApp> deployed, RedisLocalBus bus, ObjectMapper mapper) {
+    ArrayNode sandboxes = mapper.createArrayNode();
+    for (DeployedApp app : deployed) {
+      ObjectNode entry = sandboxes.addObject();
+      entry.put("app", app.name());
+      if (app.metadata().path("owner").isTextual()) {
+        entry.put("owner", app.metadata().path("owner").asText());
+      } else {
+        entry.putNull("owner");
+      }
+      entry.put("version", app.version());
+      entry.put("backend", app.backend().wireName());
+      String state;
+      try {
+        state = app.sandboxState();
+      } catch (RuntimeException e) {
+        state = "unknown (" + e.getMessage() + ")";
+      }
+      entry.put("state", state);
+      ArrayNode workers = entry.putArray("workers");
+      for (String grain : app.grains()) {
+        ObjectNode worker = workers.addObject();
+        worker.put("grain", grain);
+        Optional<Long> pid = readyPid(bus, app.name(), grain);
+        worker.put("healthy", pid.isPresent());
+        if (pid.isPresent() && pid.get() > 0) {
+          worker.put("pid", pid.get());
+        } else {
+          worker.putNull("pid");
+        }
+      }
+    }
+    return sandboxes;
+  }
+
+  /** The pid in the worker's readiness key; empty when the key is absent or Redis fails. */
+  private static Optional<Long> readyPid(RedisLocalBus bus, String app, String grain) {
+    if (bus == null) {
+      return Optional.empty();
+    }
+    try {
+      return bus.get(Keys.ready(app, grain))
+          .map(
+              raw -> {
+                try {
+                  return Long.parseLong(new String(raw, StandardCharsets.UTF_8).strip());
+                } catch (NumberFormatException e) {
+                  return 0L; // set, so ready, but not a pid
+                }
+              });
+    } catch (LocalBusException e) {
+      return Optional.empty();
+    }
+  }
+}
