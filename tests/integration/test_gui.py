@@ -4,8 +4,8 @@ against the suite's real stack behind nginx (``cluster_config.gateway_url``), th
 
 Users: ``alice`` builds, deploys, runs and steers apps; ``bob`` must see none of it; the
 admin's token (from the cluster fixture) signs in too. Names are fresh on every run (the
-suite's Cassandra keeps its data between runs). A failing test leaves a screenshot and the
-page's HTML in ``build/gui-failures/``."""
+suite's Cassandra keeps its data between runs). A failing test leaves a screenshot, the
+page's HTML and the browser's console in ``build/gui-failures/``."""
 
 from __future__ import annotations
 
@@ -217,6 +217,7 @@ def new_page(
     each of its pages in build/gui-failures/."""
     contexts = []
     pages: list[Page] = []
+    console: list[str] = []
     failed_before = request.session.testsfailed
 
     def open_page(viewport: dict[str, int] = DESKTOP) -> Page:
@@ -224,12 +225,15 @@ def new_page(
         context.set_default_timeout(15_000)
         contexts.append(context)
         page = context.new_page()
+        page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+        page.on("pageerror", lambda error: console.append(f"page error: {error}"))
         pages.append(page)
         return page
 
     yield open_page
     if request.session.testsfailed > failed_before:
         FAILURES.mkdir(parents=True, exist_ok=True)
+        (FAILURES / f"{request.node.name}.console.txt").write_text("\n".join(console) + "\n")
         for number, page in enumerate(pages):
             stem = FAILURES / f"{request.node.name}-{number}"
             try:
