@@ -602,7 +602,7 @@ def test_secondUser_seesNeitherTheAppNorItsExecution(
 
 
 # --- uploads, cluster, unknown routes, a narrow window -------------------------------------------
-def test_uploadOfANonZip_isRefusedWithAMessage(
+def test_uploadOfANonZipOrATooLargeFile_isRefusedWithAMessage(
     new_page: Callable[..., Page], alice: Tenant, tmp_path: Path
 ) -> None:
     bogus = tmp_path / "notes.zip"
@@ -613,6 +613,17 @@ def test_uploadOfANonZip_isRefusedWithAMessage(
     page.get_by_test_id("nav-apps").click()
     page.get_by_test_id("upload-app").set_input_files(str(bogus))
     expect(page.get_by_test_id("upload-error")).not_to_be_empty(timeout=30_000)
+    assert {app["name"] for app in alice.client.apps()} == before
+
+    # Over the 64 MiB limit of nginx and the frontends: a refusal that says why.
+    big = tmp_path / "big.zip"
+    with big.open("wb") as out:
+        out.truncate(65 * 1024 * 1024)
+    page.reload()
+    page.get_by_test_id("upload-app").set_input_files(str(big))
+    expect(page.get_by_test_id("upload-error")).to_contain_text(
+        re.compile(r"too large|exceeds|limit|MiB|MB", re.IGNORECASE), timeout=60_000
+    )
     assert {app["name"] for app in alice.client.apps()} == before
 
 
