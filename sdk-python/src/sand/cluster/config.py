@@ -88,6 +88,14 @@ class ClusterConfig:
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
     otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
     execution_retention_days: int = 30  # [executions] retention_days
+    frontend_ui_dir: str = ""  # [frontend] ui_dir; "" = <home>/frontend/ui/dist
+
+    @property
+    def ui_dir(self) -> Path:
+        """The built web GUI the frontends serve at /ui/."""
+        if not self.frontend_ui_dir:
+            return self.home / "frontend" / "ui" / "dist"
+        return Path(self.frontend_ui_dir).expanduser().resolve()
 
     @property
     def bridge(self) -> Bridge | None:
@@ -324,7 +332,14 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         subnet=_subnet(c["subnet"]),
         otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
         execution_retention_days=_retention_days(raw["executions"]["retention_days"]),
+        frontend_ui_dir=_text("frontend.ui_dir", f["ui_dir"]),
     )
+
+
+def _text(key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{key} must be a string, got {value!r}")
+    return value
 
 
 def _otlp_endpoint(value: Any) -> str:

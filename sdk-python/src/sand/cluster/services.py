@@ -153,6 +153,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
         "frontend": {
             "ports": list(config.ports.frontends),
             "max_payload_kb": config.max_payload_kb,
+            "ui_dir": str(config.ui_dir),
         },
         # the agents ask for the secret on every request but /health; the frontends send it
         "host_agent": {

@@ -28,7 +28,8 @@ import java.util.Set;
  *  "cassandra": {"contact_point": "127.0.0.1:19042", "datacenter": "datacenter1",
  *                "keyspace": "sand", "execution_retention_days": 30},
  *  "docker": {"host": "unix:///abs/state/run/docker.sock", "enabled": true},
- *  "frontend": {"ports": [18081, 18082], "max_payload_kb": 256},
+ *  "frontend": {"ports": [18081, 18082], "max_payload_kb": 256, "ui_dir": "/abs/sand/frontend/ui/dist"},
+ *  "home": "/abs/sand",
  *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
  *  "nginx": {"port": 18080},
  *  "tracing": {"otlp_endpoint": "http://127.0.0.1:4318/v1/traces"},
@@ -204,7 +205,16 @@ public record ClusterConfig(
         top.section(
             "docker", s -> new DockerConfig(uri("host", s.text("host")), s.bool("enabled"))),
         top.section(
-            "frontend", s -> new FrontendConfig(s.integers("ports"), s.integer("max_payload_kb"))),
+            "frontend",
+            s ->
+                new FrontendConfig(
+                    s.integers("ports"),
+                    s.integer("max_payload_kb"),
+                    s.has("ui_dir")
+                        ? Path.of(s.text("ui_dir"))
+                        : top.has("home")
+                            ? FrontendConfig.defaultUiDir(Path.of(top.text("home")))
+                            : null)),
         top.section(
             "host_agent",
             s ->

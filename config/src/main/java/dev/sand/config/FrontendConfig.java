@@ -1,5 +1,6 @@
 package dev.sand.config;
 
+import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 
@@ -8,8 +9,11 @@ import java.util.List;
  *
  * @param ports one TCP port per frontend process, distinct ({@code frontend.ports})
  * @param maxPayloadKb the largest request body accepted, in KiB ({@code frontend.max_payload_kb})
+ * @param uiDir the built web GUI served at {@code /ui/} ({@code frontend.ui_dir}, absolute); null
+ *     when the config names none and has no {@code home} to derive it from (then {@code /ui/}
+ *     answers that the GUI is not built)
  */
-public record FrontendConfig(List<Integer> ports, int maxPayloadKb) {
+public record FrontendConfig(List<Integer> ports, int maxPayloadKb, Path uiDir) {
   /** Larger payloads belong in the data layer, not in an event. */
   public static final int MAX_PAYLOAD_KB_LIMIT = 10 * 1024;
 
@@ -28,6 +32,19 @@ public record FrontendConfig(List<Integer> ports, int maxPayloadKb) {
       throw ConfigException.invalid(
           "max_payload_kb", "must be 1.." + MAX_PAYLOAD_KB_LIMIT + ", got " + maxPayloadKb);
     }
+    if (uiDir != null) {
+      uiDir = Checks.absolute("ui_dir", uiDir);
+    }
+  }
+
+  /** A frontend without a GUI directory (tests, older config files). */
+  public FrontendConfig(List<Integer> ports, int maxPayloadKb) {
+    this(ports, maxPayloadKb, null);
+  }
+
+  /** Where the GUI is when the config does not say: {@code <home>/frontend/ui/dist}. */
+  public static Path defaultUiDir(Path home) {
+    return home.resolve("frontend").resolve("ui").resolve("dist");
   }
 
   /** The body limit in bytes. */

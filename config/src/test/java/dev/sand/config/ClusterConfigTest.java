@@ -111,6 +111,29 @@ class ClusterConfigTest {
         .hasMessage("key 'host_agent.port' must be an integer, got string \"18090\"");
   }
 
+  /** The GUI's directory: as given, else under {@code home}, else none (then /ui/ says so). */
+  @Test
+  void parse_uiDir_givenOrDerivedFromHome() {
+    assertThat(ClusterConfig.parse(VALID).frontend().uiDir()).isNull();
+    String withHome = VALID.replace("\"host_id\"", "\"home\": \"/abs/sand\", \"host_id\"");
+    assertThat(ClusterConfig.parse(withHome).frontend().uiDir())
+        .isEqualTo(Path.of("/abs/sand/frontend/ui/dist"));
+    String given =
+        withHome.replace(
+            "\"max_payload_kb\": 256", "\"max_payload_kb\": 256, \"ui_dir\": \"/srv/gui\"");
+    assertThat(ClusterConfig.parse(given).frontend().uiDir()).isEqualTo(Path.of("/srv/gui"));
+  }
+
+  /** A relative GUI directory is refused, naming the key and the value. */
+  @Test
+  void parse_relativeUiDir_namesKeyAndValue() {
+    String json =
+        VALID.replace("\"max_payload_kb\": 256", "\"max_payload_kb\": 256, \"ui_dir\": \"dist\"");
+
+    assertThatThrownBy(() -> ClusterConfig.parse(json))
+        .hasMessage("key 'frontend.ui_dir' must be an absolute path, got 'dist'");
+  }
+
   /** An out-of-range list element is named with its index. */
   @Test
   void parse_badPortInList_namesIndex() {

@@ -233,6 +233,29 @@ final class AgentProxy {
   }
 
   /**
+   * The agent's answer to {@code GET path} for {@code caller}, whatever its status, without holding
+   * a thread; fails with the {@link IOException} when the agent cannot be reached or does not
+   * answer within the lookup timeout (5 s).
+   */
+  java.util.concurrent.CompletableFuture<Answer> fetchAsync(String path, Caller caller) {
+    HttpRequest.Builder get = HttpRequest.newBuilder(base.resolve(path)).timeout(LOOKUP_TIMEOUT);
+    onBehalfOf(get, caller);
+    return client
+        .sendAsync(get.GET().build(), HttpResponse.BodyHandlers.ofByteArray())
+        .thenApply(
+            answer ->
+                new Answer(
+                    answer.statusCode(),
+                    answer.headers().firstValue("Content-Type").orElse("application/json"),
+                    answer.body()));
+  }
+
+  /** {@code host:port} of this agent, for messages. */
+  String address() {
+    return address;
+  }
+
+  /**
    * The caller whose token has SHA-256 {@code hash}, as the agent finds it in the global data
    * layer; empty when no valid token has it.
    *
@@ -313,7 +336,7 @@ final class AgentProxy {
     }
   }
 
-  private static String describe(Throwable e) {
+  static String describe(Throwable e) {
     String message = e.getMessage();
     Throwable cause = e.getCause();
     if ((message == null || message.isEmpty()) && cause != null) {

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
@@ -133,7 +134,11 @@ public final class Frontend implements AutoCloseable {
             config.hostAgent().secret(),
             control,
             metrics);
-    server.setHandler(new GracefulHandler(metrics.instrument(routes)));
+    // the GUI's files first (/ui/..., no token), then the API
+    server.setHandler(
+        new GracefulHandler(
+            new Handler.Sequence(
+                StaticUi.context(config.frontend().uiDir()), metrics.instrument(routes))));
     try {
       server.start();
     } catch (Exception e) {

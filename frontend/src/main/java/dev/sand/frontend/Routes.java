@@ -29,6 +29,8 @@ import org.eclipse.jetty.util.Callback;
  * or execution answers 404 as a missing one does (decision 0017).
  *
  * <ul>
+ *   <li>{@code GET /}: 302 to {@code /ui/}, the web GUI ({@link StaticUi}, which serves {@code
+ *       /ui/...} before these routes; no token needed for either)
  *   <li>{@code GET /health}: 200, or 503 when Redis does not answer
  *   <li>{@code GET /metrics}: Prometheus metrics, with the agents' secret or an admin's token
  *       ({@link MetricsRoute})
@@ -43,8 +45,10 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code GET /v1/executions}, {@code GET /v1/executions/{id}/history}: forwarded to a host
  *       agent, which reads the execution records of Cassandra
  *   <li>{@code POST /v1/executions/{id}/stop}, {@code .../redrive}: {@link ExecutionControl}
- *   <li>{@code GET|POST /v1/apps}, {@code GET|DELETE /v1/apps/{app}}, {@code GET
- *       /v1/apps/{app}/logs}: forwarded to the host agent by {@link AgentProxy}
+ *   <li>{@code GET|POST /v1/apps} (a deploy, or with {@code dry_run=true} its validation only),
+ *       {@code GET|DELETE /v1/apps/{app}}, {@code GET /v1/apps/{app}/logs}, {@code GET
+ *       /v1/apps/{app}/workflows/{workflow}}: forwarded to the host agent by {@link AgentProxy}
+ *   <li>{@code GET /v1/cluster}: every host with its sandboxes and workers ({@link ClusterRoute})
  * </ul>
  *
  * <p>Every other path answers 404 and every other method on a known path 405 with {@code Allow}, as
@@ -65,6 +69,7 @@ final class Routes extends Handler.Abstract {
   private final ExecutionControl control;
   private final FrontendMetrics metrics;
   private final MetricsRoute metricsRoute;
+  private final ClusterRoute cluster;
 
   Routes(
       Supplier<Map<String, Object>> identity,
@@ -84,6 +89,7 @@ final class Routes extends Handler.Abstract {
     this.control = control;
     this.metrics = metrics;
     this.metricsRoute = new MetricsRoute(metrics, auth, secret);
+    this.cluster = new ClusterRoute(hosts);
   }
 
   @Override
@@ -91,6 +97,15 @@ final class Routes extends Handler.Abstract {
     String path = Request.getPathInContext(request);
     String method = request.getMethod();
     List<String> parts = segments(path);
+    if ("/".equals(path)) {
+      if (allowed(method, response, callback, path, "GET", "HEAD")) {
+        // relative: the browser resolves it against whatever address reached nginx
+        response.getHeaders().put(HttpHeader.LOCATION, StaticUi.CONTEXT + "/");
+        JsonHttp.send(
+            response, callback, HttpStatus.FOUND_302, Map.of("location", StaticUi.CONTEXT + "/"));
+      }
+      return true;
+    }
     if (parts.equals(List.of("health"))) {
       if (allowed(method, response, callback, path, "GET", "HEAD")) {
         health(response, callback);
@@ -134,6 +149,16 @@ final class Routes extends Handler.Abstract {
         && "logs".equals(parts.get(3))) {
       if (allowed(method, response, callback, path, "GET")) {
         forwardForApp(parts.get(2), request, response, callback, caller);
+      }
+    } else if (parts.size() == 5
+        && parts.subList(0, 2).equals(List.of("v1", "apps"))
+        && "workflows".equals(parts.get(3))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        forwardForApp(parts.get(2), request, response, callback, caller);
+      }
+    } else if (parts.equals(List.of("v1", "cluster"))) {
+      if (allowed(method, response, callback, path, "GET")) {
+        cluster.handle(caller, response, callback);
       }
     } else if (parts.size() == 4
         && parts.subList(0, 2).equals(List.of("v1", "apps"))
