@@ -1,0 +1,218 @@
+// The only way the GUI talks to SAND: the public HTTP API, relative URLs, Bearer token.
+
+export const TOKEN_KEY = "sand.token";
+
+export function getToken(): string | null {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+export function setToken(token: string | null): void {
+  if (token === null) sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** A refusal or failure of the server, with its message (and problems, when it gave some). */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly problems: string[] = [],
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+type Json = unknown;
+
+function authHeaders(extra: Record<string, string> = {}): Record<string, string> {
+  const token = getToken();
+  return token ? { Authorization: `Bearer ${token}`, ...extra } : extra;
+}
+
+/** Turns a non-2xx answer into an ApiError carrying the server's own message. */
+export async function errorOf(res: Response): Promise<ApiError> {
+  const text = await res.text().catch(() => "");
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const message =
+      typeof body.error === "string"
+        ? body.error
+        : typeof body.Error === "string"
+          ? `${body.Error}${typeof body.Cause === "string" ? `: ${body.Cause}` : ""}`
+          : text;
+    const problems = Array.isArray(body.problems) ? body.problems.map(String) : [];
+    return new ApiError(message || `HTTP ${res.status}`, res.status, problems);
+  } catch {
+    return new ApiError(text.trim() || `HTTP ${res.status} ${res.statusText}`, res.status);
+  }
+}
+
+export async function request(
+  method: string,
+  url: string,
+  body?: BodyInit,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(url, { method, headers: authHeaders(headers), body });
+  } catch (e) {
+    throw new ApiError(`cannot reach the server: ${String(e)}`, 0);
+  }
+  if (res.status === 401) {
+    const err = await errorOf(res);
+    window.dispatchEvent(new CustomEvent("sand:unauthorized", { detail: err.message }));
+    throw err;
+  }
+  if (!res.ok) throw await errorOf(res);
+  return res;
+}
+
+export async function getJson<T = Json>(url: string): Promise<T> {
+  const res = await request("GET", url);
+  return (await res.json()) as T;
+}
+
+export async function sendJson<T = Json>(method: string, url: string, body?: Json): Promise<T> {
+  const res = await request(
+    method,
+    url,
+    body === undefined ? undefined : JSON.stringify(body),
+    body === undefined ? {} : { "Content-Type": "application/json" },
+  );
+  const text = await res.text();
+  return (text ? JSON.parse(text) : {}) as T;
+}
+
+// ---- shapes (frontend/openapi.yaml) ----
+export interface Identity {
+  user: string;
+  role: "user" | "admin";
+  token_id: string;
+}
+export interface AppMetadata {
+  name: string;
+  version?: number;
+  default_workflow?: string;
+  workflows?: Record<string, { entry_grain?: string }>;
+  grains?: string[];
+  backend?: string;
+  owner?: string;
+  deployed_at?: string;
+  placement?: { hosts?: string[]; grains?: Record<string, string[]> };
+}
+export type ExecStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED";
+export interface ExecutionSummary {
+  execution_id: string;
+  app: string;
+  workflow: string;
+  status: ExecStatus;
+  started_ms: number;
+  finished_ms?: number;
+  error?: string;
+  cause?: string | null;
+  redrive_count?: number;
+}
+export interface ExecutionDocument extends Partial<ExecutionSummary> {
+  execution_id: string;
+  status: ExecStatus;
+  input?: unknown;
+  output?: unknown;
+}
+export interface HistoryEvent {
+  type: string;
+  at_ms: number;
+  execution_id?: string;
+  state?: string | null;
+  path?: string;
+  [field: string]: unknown;
+}
+export interface WorkflowDoc {
+  app: string;
+  workflow: string;
+  kind: "asl" | "native";
+  definition: Record<string, unknown>;
+  source: string;
+}
+export interface ClusterDoc {
+  hosts: {
+    host_id: string;
+    healthy: boolean;
+    error: string | null;
+    sandboxes: {
+      app: string;
+      backend: string;
+      state: string;
+      workers: { grain: string; healthy: boolean; pid: number | null }[];
+    }[];
+  }[];
+}
+
+export const enc = encodeURIComponent;
+
+export async function listApps(): Promise<AppMetadata[]> {
+  const body = await getJson<{ apps?: AppMetadata[] } | AppMetadata[]>("/v1/apps");
+  return Array.isArray(body) ? body : (body.apps ?? []);
+}
+
+/** Every history event of an execution (all pages, up to the server's cap). */
+export async function fullHistory(id: string): Promise<HistoryEvent[]> {
+  const events: HistoryEvent[] = [];
+  let page: string | null = null;
+  for (let i = 0; i < 50; i++) {
+    const q: string = page ? `&page=${enc(page)}` : "";
+    const body: { events: HistoryEvent[]; next_page: string | null } = await getJson(
+      `/v1/executions/${enc(id)}/history?limit=1000${q}`,
+    );
+    events.push(...body.events);
+    page = body.next_page;
+    if (!page) break;
+  }
+  return events;
+}
+
+export interface DeployLine {
+  phase?: string;
+  elapsed_s?: number;
+  status?: "deployed" | "failed";
+  app?: AppMetadata;
+  problems?: string[];
+}
+
+/** POSTs an app archive and calls `onLine` for each ndjson progress line as it arrives. */
+export async function deployStream(
+  url: string,
+  body: Blob | Uint8Array,
+  contentType: string,
+  onLine: (line: DeployLine) => void,
+): Promise<DeployLine | null> {
+  const res = await request("POST", url, body as BodyInit, { "Content-Type": contentType });
+  let last: DeployLine | null = null;
+  const handle = (raw: string) => {
+    const text = raw.trim();
+    if (!text) return;
+    const line = JSON.parse(text) as DeployLine;
+    last = line;
+    onLine(line);
+  };
+  if (!res.body) {
+    (await res.text()).split("\n").forEach(handle);
+    return last;
+  }
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buf = "";
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    let nl = buf.indexOf("\n");
+    while (nl >= 0) {
+      handle(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+      nl = buf.indexOf("\n");
+    }
+  }
+  handle(buf + decoder.decode());
+  return last;
+}

@@ -1,0 +1,157 @@
+import { describe, expect, it } from "vitest";
+import type { HistoryEvent } from "../api";
+import { failedState, logLinesFor, nodeStatuses, timelineRows } from "./history";
+
+const ev = (type: string, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
+  type, at_ms, execution_id: "x", state, path, ...extra,
+});
+
+// An ASL run: Validate ok, a Parallel "Fan" whose branch 1 state "Charge" fails and is
+// caught on the Parallel, then "Rejected" fails the execution; "Never" does not run.
+const aslFailed: HistoryEvent[] = [
+  ev("ExecutionStarted", 1000, null, "", { input: { a: 1 } }),
+  ev("StateEntered", 1001, "Validate", "", { input: { a: 1 } }),
+  ev("TaskScheduled", 1002, "Validate", "", { grain: "validate", input: { a: 1 } }),
+  ev("TaskStarted", 1003, "Validate", "", { grain: "validate", host: "host-1", pid: 42, attempt: 1 }),
+  ev("TaskSucceeded", 1010, "Validate", "", { output: { ok: true }, duration_ms: 7 }),
+  ev("StateExited", 1011, "Validate", "", { output: { ok: true }, next: "Fan" }),
+  ev("StateEntered", 1012, "Fan", "", { input: { ok: true } }),
+  ev("ParallelStarted", 1012, "Fan", "", { branches: 2 }),
+  ev("StateEntered", 1013, "Charge", "Fan[1]", { input: {} }),
+  ev("TaskStarted", 1014, "Charge", "Fan[1]", { grain: "charge", host: "host-1", pid: 43 }),
+  ev("TaskFailed", 1020, "Charge", "Fan[1]", { error: "CardDeclined", cause: "no money", duration_ms: 6 }),
+  ev("StateFailed", 1021, "Charge", "Fan[1]", { error: "CardDeclined", cause: "no money" }),
+  ev("BranchFailed", 1021, null, "Fan[1]", { error: "CardDeclined", cause: "no money" }),
+  ev("Caught", 1022, "Fan", "", { error: "CardDeclined", cause: "no money", next: "Rejected" }),
+  ev("StateEntered", 1023, "Rejected", "", { input: {} }),
+  ev("StateFailed", 1024, "Rejected", "", { error: "OrderRejected", cause: "card declined" }),
+  ev("ExecutionFailed", 1024, null, "", { error: "OrderRejected", cause: "card declined" }),
+];
+
+describe("nodeStatuses", () => {
+  it("colours each state by its outcome over all its entries", () => {
+    const s = nodeStatuses(aslFailed);
+    expect(s).toEqual({ Validate: "succeeded", Fan: "caught", Charge: "failed", Rejected: "failed" });
+    expect(s.Never).toBeUndefined(); // not-run is the graph's default
+  });
+
+  it("a retried task that then succeeds is succeeded, not failed (ASL: the state events decide)", () => {
+    const s = nodeStatuses([
+      ev("StateEntered", 1, "Price", "Each[0]"),
+      ev("TaskFailed", 2, "Price", "Each[0]", { error: "Busy" }),
+      ev("RetryScheduled", 3, "Price", "Each[0]"),
+      ev("TaskSucceeded", 4, "Price", "Each[0]"),
+      ev("StateExited", 5, "Price", "Each[0]"),
+    ]);
+    expect(s.Price).toBe("succeeded");
+  });
+
+  it("a state entered and not left is running; one failure among Map items makes it failed", () => {
+    const s = nodeStatuses([
+      ev("StateEntered", 1, "Wait1", ""),
+      ev("StateEntered", 1, "Item", "M[0]"),
+      ev("StateExited", 2, "Item", "M[0]"),
+      ev("StateEntered", 1, "Item", "M[1]"),
+      ev("StateFailed", 3, "Item", "M[1]", { error: "E" }),
+    ]);
+    expect(s.Wait1).toBe("running");
+    expect(s.Item).toBe("failed");
+  });
+
+  it("native workflows (no StateEntered) are coloured from task events", () => {
+    const s = nodeStatuses([
+      ev("TaskScheduled", 1, "split", "", { grain: "split" }),
+      ev("TaskSucceeded", 2, "split", ""),
+      ev("TaskScheduled", 3, "words", ""),
+      ev("TaskFailed", 4, "words", "", { error: "States.TaskFailed" }),
+      ev("TaskScheduled", 3, "letters", ""),
+    ]);
+    expect(s).toEqual({ split: "succeeded", words: "failed", letters: "running" });
+  });
+});
+
+describe("timelineRows", () => {
+  it("has one row per state entry and per grain instance, with offsets, hosts and durations", () => {
+    const rows = timelineRows(aslFailed);
+    expect(rows.map((r) => [r.kind, r.state, r.path, r.status])).toEqual([
+      ["state", "Validate", "", "succeeded"],
+      ["task", "Validate", "", "succeeded"],
+      ["state", "Fan", "", "caught"],
+      ["state", "Charge", "Fan[1]", "failed"],
+      ["task", "Charge", "Fan[1]", "failed"],
+      ["state", "Rejected", "", "failed"],
+    ]);
+    const task = rows[1];
+    expect(task).toMatchObject({ grain: "validate", host: "host-1", pid: 42, offsetMs: 3, durationMs: 7, input: { a: 1 }, output: { ok: true } });
+    expect(rows[0]).toMatchObject({ offsetMs: 1, durationMs: 10, output: { ok: true } });
+    expect(rows[4]).toMatchObject({ error: "CardDeclined", cause: "no money", durationMs: 6 });
+  });
+
+  it("matches repeated entries of one state in order, and leaves an open one running", () => {
+    const rows = timelineRows([
+      ev("StateEntered", 0, "Loop", ""),
+      ev("StateExited", 5, "Loop", ""),
+      ev("StateEntered", 6, "Loop", ""),
+    ]);
+    expect(rows.map((r) => [r.offsetMs, r.durationMs, r.status])).toEqual([
+      [0, 5, "succeeded"],
+      [6, null, "running"],
+    ]);
+  });
+
+  it("is empty without events", () => {
+    expect(timelineRows([])).toEqual([]);
+  });
+});
+
+describe("failedState", () => {
+  it("names the top-level state that failed the execution, with its error and cause", () => {
+    expect(failedState(aslFailed)).toEqual({ state: "Rejected", path: "", error: "OrderRejected", cause: "card declined" });
+  });
+  it("falls back to the failed task of a native workflow, and is null when nothing failed", () => {
+    expect(failedState([ev("TaskFailed", 1, "words", "", { error: "E", cause: "c" })])?.state).toBe("words");
+    expect(failedState(aslFailed.slice(0, 6))).toBeNull();
+  });
+});
+
+describe("logLinesFor", () => {
+  it("keeps the lines of one execution and grain", () => {
+    const logs = [
+      "12:00 INFO execution_id=abc grain=greet hello",
+      "12:00 INFO execution_id=abc grain=shout HI",
+      "12:00 INFO execution_id=zzz grain=greet other",
+      "",
+    ].join("\n");
+    expect(logLinesFor(logs, "abc", "greet")).toEqual(["12:00 INFO execution_id=abc grain=greet hello"]);
+    expect(logLinesFor(logs, "abc", null)).toHaveLength(2);
+  });
+});
+
+describe("after a redrive", () => {
+  it("the state that failed and ran again shows its new outcome; the others keep theirs", () => {
+    const events = [
+      ev("StateEntered", 1, "Prepare", ""),
+      ev("StateExited", 2, "Prepare", ""),
+      ev("StateEntered", 3, "Flaky", ""),
+      ev("StateFailed", 4, "Flaky", "", { error: "RuntimeError" }),
+      ev("ExecutionFailed", 4, null, ""),
+      ev("ExecutionRedriven", 10, null, ""),
+      ev("StateEntered", 11, "Flaky", ""),
+      ev("StateExited", 12, "Flaky", ""),
+      ev("StateEntered", 13, "Done", ""),
+      ev("StateExited", 14, "Done", ""),
+    ];
+    expect(nodeStatuses(events)).toEqual({ Prepare: "succeeded", Flaky: "succeeded", Done: "succeeded" });
+    expect(nodeStatuses(events.slice(0, 5))).toEqual({ Prepare: "succeeded", Flaky: "failed" });
+  });
+
+  it("a state row without a host takes its grain instance's", () => {
+    const rows = timelineRows([
+      ev("StateEntered", 1, "Greet", ""),
+      ev("TaskStarted", 2, "Greet", "", { grain: "greet", host: "host-1", pid: 7 }),
+      ev("TaskSucceeded", 3, "Greet", ""),
+      ev("StateExited", 4, "Greet", ""),
+    ]);
+    expect(rows[0]).toMatchObject({ kind: "state", host: "host-1", pid: 7 });
+  });
+});

@@ -1,0 +1,246 @@
+// Pure views of an execution's history events (decision 0018): each state's outcome for
+// the graph, the timeline's rows, the state that failed the execution.
+import type { HistoryEvent } from "../api";
+
+export type NodeStatus = "succeeded" | "failed" | "caught" | "running" | "not-run";
+
+/** Outcome per state (ASL) or grain (native), over every path and entry it had.
+ * A state that failed anywhere is `failed`; else caught, else still running, else succeeded. */
+export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus> {
+  const seen = new Map<string, { entered: number; done: number; failed: boolean; caught: boolean; asl: boolean }>();
+  const get = (state: string) => {
+    let s = seen.get(state);
+    if (!s) {
+      s = { entered: 0, done: 0, failed: false, caught: false, asl: false };
+      seen.set(state, s);
+    }
+    return s;
+  };
+  for (const e of events) {
+    if (e.type === "ExecutionRedriven") {
+      // A redrive runs the failed (and unfinished) states again: their new events decide.
+      for (const [state, s] of seen) {
+        if (s.failed || s.entered > s.done) seen.delete(state);
+      }
+      continue;
+    }
+    if (!e.state) continue;
+    const s = get(e.state);
+    switch (e.type) {
+      case "StateEntered":
+        s.asl = true;
+        s.entered++;
+        break;
+      case "StateExited":
+        s.done++;
+        break;
+      case "StateFailed":
+        s.failed = true;
+        s.done++;
+        break;
+      case "Caught":
+        s.caught = true;
+        s.done++;
+        break;
+      case "TaskScheduled":
+        if (!s.asl) s.entered++;
+        break;
+      case "TaskSucceeded":
+        if (!s.asl) s.done++;
+        break;
+      case "TaskFailed":
+        // In ASL a task failure may be retried or caught: the state's own events decide.
+        if (!s.asl) {
+          s.failed = true;
+          s.done++;
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  const out: Record<string, NodeStatus> = {};
+  for (const [state, s] of seen) {
+    if (s.failed) out[state] = "failed";
+    else if (s.caught) out[state] = "caught";
+    else if (s.entered > s.done) out[state] = "running";
+    else if (s.done > 0) out[state] = "succeeded";
+  }
+  return out;
+}
+
+export interface TimelineRow {
+  key: string;
+  kind: "state" | "task";
+  state: string;
+  path: string;
+  grain: string | null;
+  host: string | null;
+  pid: number | null;
+  attempt: number | null;
+  startMs: number;
+  /** Offset from the execution's first event. */
+  offsetMs: number;
+  durationMs: number | null;
+  status: NodeStatus;
+  input: unknown;
+  output: unknown;
+  error: string | null;
+  cause: string | null;
+}
+
+/** One row per state entry and per grain instance, in start order. */
+export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
+  if (events.length === 0) return [];
+  const t0 = Math.min(...events.map((e) => e.at_ms));
+  const rows: TimelineRow[] = [];
+  const openStates = new Map<string, TimelineRow[]>();
+  const openTasks = new Map<string, TimelineRow[]>();
+  const scheduledInput = new Map<string, unknown>();
+  const str = (v: unknown) => (typeof v === "string" ? v : v == null ? null : String(v));
+  const close = (open: Map<string, TimelineRow[]>, k: string): TimelineRow | undefined => {
+    const list = open.get(k);
+    return list && list.length > 0 ? list.shift() : undefined;
+  };
+  const push = (open: Map<string, TimelineRow[]>, k: string, row: TimelineRow) => {
+    rows.push(row);
+    const list = open.get(k) ?? [];
+    list.push(row);
+    open.set(k, list);
+  };
+  for (const e of events) {
+    if (!e.state) continue;
+    const path = e.path ?? "";
+    const k = `${path}|${e.state}`;
+    const base = {
+      state: e.state,
+      path,
+      startMs: e.at_ms,
+      offsetMs: e.at_ms - t0,
+      durationMs: null,
+      status: "running" as NodeStatus,
+      output: undefined,
+      error: null,
+      cause: null,
+    };
+    switch (e.type) {
+      case "StateEntered":
+        push(openStates, k, {
+          ...base,
+          key: `s${rows.length}`,
+          kind: "state",
+          grain: null,
+          host: str(e.host),
+          pid: typeof e.pid === "number" ? e.pid : null,
+          attempt: null,
+          input: e.input,
+        });
+        break;
+      case "StateExited":
+      case "StateFailed":
+      case "Caught": {
+        const row = close(openStates, k);
+        if (row) {
+          row.durationMs = e.at_ms - row.startMs;
+          row.status = e.type === "StateExited" ? "succeeded" : e.type === "Caught" ? "caught" : "failed";
+          if (e.type === "StateExited") row.output = e.output;
+          else {
+            row.error = str(e.error);
+            row.cause = str(e.cause);
+          }
+        }
+        break;
+      }
+      case "TaskScheduled":
+        scheduledInput.set(k, e.input);
+        break;
+      case "TaskStarted":
+        push(openTasks, k, {
+          ...base,
+          key: `t${rows.length}`,
+          kind: "task",
+          grain: str(e.grain) ?? e.state,
+          host: str(e.host),
+          pid: typeof e.pid === "number" ? e.pid : null,
+          attempt: typeof e.attempt === "number" ? e.attempt : null,
+          input: scheduledInput.get(k),
+        });
+        break;
+      case "TaskSucceeded":
+      case "TaskFailed": {
+        const row = close(openTasks, k);
+        if (row) {
+          row.durationMs = typeof e.duration_ms === "number" ? e.duration_ms : e.at_ms - row.startMs;
+          row.status = e.type === "TaskSucceeded" ? "succeeded" : "failed";
+          if (e.type === "TaskSucceeded") row.output = e.output;
+          else {
+            row.error = str(e.error);
+            row.cause = str(e.cause);
+          }
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  // A state entry without a host of its own shows the host of its first grain instance.
+  for (const row of rows) {
+    if (row.kind !== "state" || row.host !== null) continue;
+    const task = rows.find(
+      (t) => t.kind === "task" && t.state === row.state && t.path === row.path && t.startMs >= row.startMs,
+    );
+    if (task) {
+      row.host = task.host;
+      row.pid = task.pid;
+    }
+  }
+  return rows;
+}
+
+export interface FailedState {
+  state: string;
+  path: string;
+  error: string | null;
+  cause: string | null;
+}
+
+/** The state whose failure failed the execution: the last StateFailed at the top level
+ * (else the last StateFailed, else the last TaskFailed: the native format). */
+export function failedState(events: HistoryEvent[]): FailedState | null {
+  const pick = (pred: (e: HistoryEvent) => boolean) => {
+    for (let i = events.length - 1; i >= 0; i--) {
+      const e = events[i];
+      if (e && e.state && pred(e)) {
+        return {
+          state: e.state,
+          path: e.path ?? "",
+          error: typeof e.error === "string" ? e.error : null,
+          cause: typeof e.cause === "string" ? e.cause : null,
+        };
+      }
+    }
+    return null;
+  };
+  return (
+    pick((e) => e.type === "StateFailed" && (e.path ?? "") === "") ??
+    pick((e) => e.type === "StateFailed") ??
+    pick((e) => e.type === "TaskFailed")
+  );
+}
+
+/** The grain that ran a state (its TaskScheduled/TaskStarted `grain`), else the state name. */
+export function grainOf(events: HistoryEvent[], state: string): string {
+  for (const e of events) {
+    if (e.state === state && typeof e.grain === "string") return e.grain;
+  }
+  return state;
+}
+
+/** The log lines of one execution (and grain, when given). */
+export function logLinesFor(logs: string, executionId: string, grain: string | null): string[] {
+  return logs
+    .split("\n")
+    .filter((l) => l.includes(`execution_id=${executionId}`))
+    .filter((l) => grain === null || l.includes(`grain=${grain}`));
+}

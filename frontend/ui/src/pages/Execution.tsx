@@ -1,0 +1,321 @@
+import { useEffect, useMemo, useState } from "react";
+import { Link, useParams } from "react-router-dom";
+import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type HistoryEvent, type WorkflowDoc } from "../api";
+import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
+import { WorkflowGraph } from "../components/WorkflowGraph";
+import { duration } from "../lib/format";
+import { failedState, grainOf, logLinesFor, nodeStatuses, timelineRows, type TimelineRow } from "../lib/history";
+
+interface Loaded {
+  doc: ExecutionDocument;
+  events: HistoryEvent[];
+}
+
+export function ExecutionPage() {
+  const { id = "" } = useParams();
+  const exec = useAsync<Loaded>(async () => {
+    const [doc, events] = await Promise.all([
+      getJson<ExecutionDocument>(`/v1/executions/${enc(id)}`),
+      fullHistory(id).catch(() => [] as HistoryEvent[]),
+    ]);
+    return { doc, events };
+  }, [id]);
+  const doc = exec.data?.doc;
+  const events = useMemo(() => exec.data?.events ?? [], [exec.data]);
+  const started = events.find((e) => e.type === "ExecutionStarted");
+  const app = doc?.app ?? (typeof started?.app === "string" ? started.app : undefined);
+  const workflow = doc?.workflow ?? (typeof started?.workflow === "string" ? started.workflow : undefined);
+  const def = useAsync(
+    () =>
+      app && workflow
+        ? getJson<WorkflowDoc>(`/v1/apps/${enc(app)}/workflows/${enc(workflow)}`)
+        : Promise.resolve(null),
+    [app, workflow],
+  );
+  const statuses = useMemo(() => nodeStatuses(events), [events]);
+  const rows = useMemo(() => timelineRows(events), [events]);
+  const failed = useMemo(() => (doc?.status === "FAILED" ? failedState(events) : null), [doc?.status, events]);
+  const [selected, setSelected] = useState<{ state: string; row: string | null } | null>(null);
+  const [confirmStop, setConfirmStop] = useState(false);
+  const [actionError, setActionError] = useState<unknown>(null);
+
+  // A failed execution opens on its failed state.
+  useEffect(() => {
+    if (failed && selected === null) setSelected({ state: failed.state, row: null });
+  }, [failed, selected]);
+
+  // A running execution is followed every 2 s.
+  const running = doc?.status === "RUNNING";
+  const reload = exec.reload;
+  useEffect(() => {
+    if (!running) return;
+    const t = window.setInterval(() => reload(true), 2000);
+    return () => window.clearInterval(t);
+  }, [running, reload]);
+
+  const stop = async () => {
+    setConfirmStop(false);
+    try {
+      await sendJson("POST", `/v1/executions/${enc(id)}/stop`);
+      exec.reload(true);
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+  const redrive = async () => {
+    try {
+      await sendJson("POST", `/v1/executions/${enc(id)}/redrive`);
+      setSelected(null);
+      exec.reload(true);
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+
+  if (exec.loading && !exec.data) return <Loading what="the execution" />;
+  if (!doc) return <ErrorBanner error={exec.error ?? "no such execution"} />;
+
+  const selectedRow: TimelineRow | undefined = selected
+    ? selected.row
+      ? rows.find((r) => r.key === selected.row)
+      : // a node: its failed entry if it has one, else its last state entry, else its last instance
+        [...rows].reverse().find((r) => r.state === selected.state && r.status === "failed" && r.kind === "state") ??
+        [...rows].reverse().find((r) => r.state === selected.state && r.kind === "state") ??
+        [...rows].reverse().find((r) => r.state === selected.state)
+    : undefined;
+  const span = Math.max(
+    1,
+    ...rows.map((r) => r.offsetMs + (r.durationMs ?? (doc.finished_ms ?? Date.now()) - r.startMs)),
+  );
+
+  return (
+    <div className="page">
+      <div className="page-head">
+        <h1 className="mono small-h">Execution {id.slice(0, 12)}…</h1>
+        <span data-testid="execution-status" className={`pill pill-${doc.status.toLowerCase()}`}>
+          {doc.status}
+        </span>
+        {doc.redrive_count && <span className="pill pill-neutral">redriven ×{doc.redrive_count}</span>}
+        <span className="spacer" />
+        {doc.status === "RUNNING" && (
+          <button className="danger" data-testid="stop" onClick={() => setConfirmStop(true)}>
+            Stop
+          </button>
+        )}
+        {(doc.status === "FAILED" || doc.status === "ABORTED") && (
+          <button className="primary" data-testid="redrive" onClick={redrive}>
+            Redrive
+          </button>
+        )}
+      </div>
+      <ErrorBanner error={actionError ?? exec.error} onClose={() => setActionError(null)} />
+      <div className="meta">
+        <span>
+          App: {app ? <Link to={`/apps/${enc(app)}`}>{app}</Link> : "—"} · workflow {workflow ?? "—"}
+        </span>
+        <span>
+          Started: <Time ms={doc.started_ms} />
+        </span>
+        <span>Duration: {duration(doc.finished_ms && doc.started_ms ? doc.finished_ms - doc.started_ms : null)}</span>
+        <span className="mono muted">{id}</span>
+      </div>
+      {failed && (
+        <div className="banner banner-error" data-testid="failed-banner">
+          <strong>{failed.state}</strong>
+          {failed.path ? ` (${failed.path})` : ""} failed: <strong>{failed.error ?? doc.error}</strong>
+          {(failed.cause ?? doc.cause) ? ` — ${failed.cause ?? doc.cause}` : ""}
+        </div>
+      )}
+      <div className="split">
+        <section className="card grow">
+          <h2>Graph</h2>
+          {def.error ? (
+            <div className="note">The workflow cannot be drawn: {def.error instanceof Error ? def.error.message : String(def.error)}</div>
+          ) : def.data ? (
+            <WorkflowGraph
+              kind={def.data.kind}
+              definition={def.data.definition}
+              statuses={statuses}
+              selected={selected?.state ?? null}
+              onSelect={(state) => setSelected({ state, row: null })}
+              testId="execution-graph"
+            />
+          ) : (
+            <Loading what="the workflow" />
+          )}
+          <div className="legend">
+            {["succeeded", "failed", "caught", "running", "not-run"].map((s) => (
+              <span key={s} className={`legend-item status-${s}`}>
+                <span className="swatch" /> {s}
+              </span>
+            ))}
+          </div>
+        </section>
+        <section className="card side">
+          <h2>Input</h2>
+          <JsonView value={doc.input ?? started?.input} testId="execution-input" />
+          {doc.status === "FAILED" || doc.status === "ABORTED" ? (
+            <>
+              <h2>Error</h2>
+              <div className="error-text" data-testid="execution-error">
+                {doc.error ?? "—"}
+              </div>
+              <div className="pre" data-testid="execution-cause">
+                {doc.cause ?? ""}
+              </div>
+            </>
+          ) : (
+            <>
+              <h2>Output</h2>
+              {doc.status === "RUNNING" ? (
+                <div className="muted" data-testid="execution-output">
+                  still running…
+                </div>
+              ) : (
+                <JsonView value={doc.output} testId="execution-output" />
+              )}
+            </>
+          )}
+        </section>
+      </div>
+      {selected && (
+        <StateDetails
+          executionId={id}
+          app={app}
+          state={selected.state}
+          row={selectedRow}
+          grain={selectedRow?.grain ?? grainOf(events, selected.state)}
+          onClose={() => setSelected(null)}
+        />
+      )}
+      <section className="card">
+        <h2>Timeline</h2>
+        {rows.length === 0 ? (
+          <div className="empty">No history recorded for this execution (yet).</div>
+        ) : (
+          <div className="table-scroll">
+            <table className="timeline" data-testid="timeline">
+              <thead>
+                <tr>
+                  <th>State</th>
+                  <th>Path</th>
+                  <th>Host</th>
+                  <th>Start</th>
+                  <th>Duration</th>
+                  <th>Status</th>
+                  <th className="bar-col">
+                    0 – {duration(span)}
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((r) => {
+                  const d = r.durationMs ?? (doc.finished_ms ?? Date.now()) - r.startMs;
+                  return (
+                    <tr
+                      key={r.key}
+                      data-testid="timeline-row"
+                      className={`clickable${selected?.row === r.key ? " selected" : ""}`}
+                      onClick={() => setSelected({ state: r.state, row: r.key })}
+                    >
+                      <td>
+                        {r.kind === "task" ? <span className="muted">↳ grain </span> : null}
+                        {r.kind === "task" ? r.grain : r.state}
+                      </td>
+                      <td className="mono">{r.path || "—"}</td>
+                      <td className="mono">
+                        {r.host ?? "—"}
+                        {r.pid !== null ? ` · pid ${r.pid}` : ""}
+                      </td>
+                      <td>+{duration(r.offsetMs)}</td>
+                      <td>{duration(r.durationMs)}</td>
+                      <td>
+                        <span className={`pill pill-${r.status}`}>{r.status}</span>
+                      </td>
+                      <td className="bar-col">
+                        <div className="bar-track">
+                          <div
+                            className={`bar status-${r.status}`}
+                            style={{ left: `${(r.offsetMs / span) * 100}%`, width: `${Math.max(0.5, (d / span) * 100)}%` }}
+                          />
+                        </div>
+                      </td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+      {confirmStop && (
+        <ConfirmDialog message="Stop this execution? It ends ABORTED; work in flight is dropped." onYes={stop} onNo={() => setConfirmStop(false)} />
+      )}
+    </div>
+  );
+}
+
+function StateDetails({
+  executionId,
+  app,
+  state,
+  row,
+  grain,
+  onClose,
+}: {
+  executionId: string;
+  app: string | undefined;
+  state: string;
+  row: TimelineRow | undefined;
+  grain: string;
+  onClose: () => void;
+}) {
+  const logs = useAsync(
+    () =>
+      app
+        ? getJson<{ logs?: string }>(`/v1/apps/${enc(app)}/logs?tail=2000`).then((b) =>
+            logLinesFor(b.logs ?? "", executionId, grain),
+          )
+        : Promise.resolve([] as string[]),
+    [app, executionId, grain],
+  );
+  return (
+    <section className="card details" data-testid="state-details">
+      <div className="row">
+        <h2>
+          {state}
+          {row?.path ? <span className="muted mono"> {row.path}</span> : null}
+        </h2>
+        {row && <span className={`pill pill-${row.status}`}>{row.status}</span>}
+        <span className="spacer" />
+        <button className="link" onClick={onClose}>
+          close
+        </button>
+      </div>
+      {!row && <div className="muted">This state did not run in this execution.</div>}
+      <div className="grid2">
+        <div>
+          <h3>Input</h3>
+          <JsonView value={row?.input} testId="state-input" />
+        </div>
+        <div>
+          <h3>Output</h3>
+          <JsonView value={row?.output} testId="state-output" />
+        </div>
+      </div>
+      <h3>Error</h3>
+      <div data-testid="state-error" className={row?.error ? "error-text pre" : "muted"}>
+        {row?.error ? `${row.error}${row.cause ? `: ${row.cause}` : ""}` : "none"}
+      </div>
+      <h3>Logs of grain {grain}</h3>
+      <ErrorBanner error={logs.error} />
+      <pre data-testid="state-logs" className="logs">
+        {logs.loading && !logs.data
+          ? "loading…"
+          : logs.data && logs.data.length > 0
+            ? logs.data.join("\n")
+            : "no log lines for this execution and grain"}
+      </pre>
+    </section>
+  );
+}
