@@ -80,7 +80,13 @@ if [[ ! -f $ui/package.json ]]; then
 else
   if newer_than "$ui/node_modules/.sand-installed" "$ui/package.json" "$ui/package-lock.json"; then
     step ui "installing npm packages (npm ci)"
-    (cd "$ui" && npm ci --no-audit --no-fund --loglevel=error)
+    # The registry this machine reaches serves no builds for other platforms, so the lock
+    # file lacks optional packages such as @rollup/rollup-darwin-arm64 and `npm ci` refuses
+    # it as out of step; then `npm install --no-save` installs the same locked versions.
+    if ! (cd "$ui" && npm ci --no-audit --no-fund --loglevel=silent); then
+      step ui "npm ci refused the lock file; installing its versions with npm install --no-save"
+      (cd "$ui" && npm install --no-save --no-audit --no-fund --loglevel=error)
+    fi
     touch "$ui/node_modules/.sand-installed"
   fi
   ui_inputs=()

@@ -354,6 +354,8 @@ def test_createApp_validatesAsTyped_deploysWithProgress_invokes_undeploys(
     for path in ("app.yaml", "workflows/main.yaml"):
         expect(page.get_by_test_id(f"file-tab-{path}")).to_be_visible()
     expect(page.locator('[data-testid^="file-tab-grains/"]').first).to_be_visible()
+    status = page.get_by_test_id("validation-status")
+    expect(status).to_have_text("valid", timeout=VALIDATION_S * 1000)  # the template as it is
 
     open_file(page, "app.yaml")
     set_editor_text(page, NEW_MANIFEST.format(name=name))
@@ -370,7 +372,6 @@ def test_createApp_validatesAsTyped_deploysWithProgress_invokes_undeploys(
     # A workflow whose Next names no state: the server's own validation says so, as typed.
     open_file(page, "workflows/main.yaml")
     set_editor_text(page, BROKEN_WORKFLOW)
-    status = page.get_by_test_id("validation-status")
     expect(status).to_have_text("1 problem", timeout=VALIDATION_S * 1000)
     problem = page.get_by_test_id("problem")
     expect(problem).to_have_count(1)
@@ -659,7 +660,9 @@ def test_narrowWindow_collapsesTheNavigation_andTheExecutionsPageRenders(
     page = new_page(NARROW)
     sign_in(page, alice.token, alice.name)
     expect(page.get_by_test_id("nav-executions")).to_be_hidden()  # behind a menu button
-    page.goto("/ui/executions")
+    page.get_by_test_id("nav-toggle").click()
+    page.get_by_test_id("nav-executions").click()
+    expect(page).to_have_url(re.compile(r"/ui/executions"))
     expect(page.get_by_test_id("executions-table")).to_be_visible()
     expect(page.get_by_test_id("filter-status")).to_be_visible()
     # The page itself does not scroll sideways: a wide table scrolls in its own box.
