@@ -299,6 +299,12 @@ def wait_status(page: Page, expected: str, timeout_s: float = 60) -> None:
             page.reload()
 
 
+def expect_apps_loaded(page: Page) -> None:
+    """The apps list has loaded: its table, or the GUI's word that there are no apps."""
+    table = page.get_by_test_id("apps-table")
+    expect(table.or_(page.get_by_text("No applications yet"))).to_be_visible()
+
+
 def node(page: Page, graph: str, state: str) -> Locator:
     return page.get_by_test_id(graph).get_by_test_id(f"node-{state}")
 
@@ -416,7 +422,7 @@ def test_createApp_validatesAsTyped_deploysWithProgress_invokes_undeploys(
     page.get_by_test_id("undeploy").click()
     page.get_by_test_id("confirm-yes").click()
     page.get_by_test_id("nav-apps").click()
-    expect(page.get_by_test_id("apps-table")).to_be_visible()
+    expect_apps_loaded(page)
     expect(page.get_by_test_id(f"app-row-{name}")).to_have_count(0)
     assert name not in {app["name"] for app in alice.client.apps()}
 
@@ -431,7 +437,7 @@ def test_appsList_andAppPage_showTheDeployedApp_withGroupsInTheGraph(
     row = page.get_by_test_id(f"app-row-{story}")
     expect(row).to_contain_text("process")  # the backend
     expect(row).to_contain_text("main")  # the default workflow
-    row.click()
+    row.get_by_role("link", name=story).click()
     expect(page.get_by_test_id("app-title")).to_contain_text(story)
     page.get_by_test_id("workflow-select").select_option("main")
     graph = page.get_by_test_id("workflow-graph")
@@ -558,6 +564,7 @@ def test_stopButton_abortsARunningExecution(
     expect(page.get_by_test_id("execution-status")).to_have_text("RUNNING")
     expect(page.get_by_test_id("redrive")).to_have_count(0)
     page.get_by_test_id("stop").click()
+    page.get_by_test_id("confirm-yes").click()
     wait_status(page, "ABORTED", timeout_s=30)
     assert alice.client.execution(execution_id).status == "ABORTED"
     expect(page.get_by_test_id("stop")).to_have_count(0)
@@ -576,10 +583,12 @@ def test_secondUser_seesNeitherTheAppNorItsExecution(
     page = new_page()
     sign_in(page, bob.token, bob.name)
     page.get_by_test_id("nav-apps").click()
-    expect(page.get_by_test_id("apps-table")).to_be_visible()
+    expect_apps_loaded(page)
     expect(page.get_by_test_id(f"app-row-{story}")).to_have_count(0)
     page.get_by_test_id("nav-executions").click()
-    expect(page.get_by_test_id("executions-table")).to_be_visible()
+    page.get_by_test_id("filter-since").select_option("all")
+    table = page.get_by_test_id("executions-table")
+    expect(table.or_(page.get_by_text("No executions"))).to_be_visible()
     expect(page.get_by_test_id(f"execution-row-{execution_id}")).to_have_count(0)
 
     # Alice's execution answers bob exactly as one that does not exist.
