@@ -421,7 +421,7 @@ def test_createApp_validatesAsTyped_deploysWithProgress_invokes_undeploys(
     # Undeploy, confirmed: the app leaves the list and the server.
     page.get_by_test_id("undeploy").click()
     page.get_by_test_id("confirm-yes").click()
-    page.get_by_test_id("nav-apps").click()
+    expect(page).to_have_url(re.compile(r"/ui/apps/?$"), timeout=60_000)  # back on the list
     expect_apps_loaded(page)
     expect(page.get_by_test_id(f"app-row-{name}")).to_have_count(0)
     assert name not in {app["name"] for app in alice.client.apps()}
@@ -549,6 +549,7 @@ def test_failedExecution_highlightsTheFailedState_andRedriveSucceeds(
     page.get_by_test_id("redrive").click()
     wait_status(page, "SUCCEEDED")
     assert alice.client.execution(execution_id).status == "SUCCEEDED"
+    # The graph follows without a reload: the re-run state's new outcome.
     expect(node(page, "execution-graph", "Flaky")).to_have_attribute("data-status", "succeeded")
     expect(page.get_by_test_id("execution-output")).to_contain_text("flaky_runs")
     expect(page.get_by_test_id("redrive")).to_have_count(0)

@@ -1,10 +1,13 @@
-import { useEffect, useMemo, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type HistoryEvent, type WorkflowDoc } from "../api";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 import { duration } from "../lib/format";
 import { failedState, grainOf, logLinesFor, nodeStatuses, timelineRows, type TimelineRow } from "../lib/history";
+
+/** The history events that end a run of an execution. */
+const ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 
 interface Loaded {
   doc: ExecutionDocument;
@@ -44,14 +47,23 @@ export function ExecutionPage() {
     if (failed && selected === null) setSelected({ state: failed.state, row: null });
   }, [failed, selected]);
 
-  // A running execution is followed every 2 s.
+  // A running execution is followed every 2 s; and once it has ended, until its history has
+  // caught up with the end (the history is written just after the status; a few polls at most),
+  // so that a redriven state's new outcome shows without a reload.
   const running = doc?.status === "RUNNING";
+  const lastRun = [...events].reverse().find((e) => e.type.startsWith("Execution"));
+  const historyEnded = lastRun !== undefined && ENDED.has(lastRun.type);
+  const catchUp = useRef(0);
+  const follow = doc !== undefined && (running || (!historyEnded && catchUp.current < 5));
   const reload = exec.reload;
   useEffect(() => {
-    if (!running) return;
-    const t = window.setInterval(() => reload(true), 2000);
+    if (!follow) return;
+    const t = window.setInterval(() => {
+      catchUp.current = running ? 0 : catchUp.current + 1;
+      reload(true);
+    }, 2000);
     return () => window.clearInterval(t);
-  }, [running, reload]);
+  }, [follow, running, reload]);
 
   const stop = async () => {
     setConfirmStop(false);
