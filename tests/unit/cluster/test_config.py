@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from sand.cluster.config import ConfigError, load_config
+from sand.cluster.services import cluster_document
 
 
 def test_defaults_avoidStandardPorts() -> None:
@@ -92,3 +93,26 @@ def test_executionRetention_zero_namesKeyAndRule() -> None:
     """A retention of 0 days would drop every record at once: refused."""
     with pytest.raises(ConfigError, match=r"executions.retention_days .* from 1 to 3650, got 0"):
         load_config(env={}, overrides={"executions": {"retention_days": 0}})
+
+
+def test_uiDir_defaultsUnderHome_fileAndEnvironmentOverride(tmp_path: Path) -> None:
+    """[frontend] ui_dir: the built GUI the frontends serve; "" = <home>/frontend/ui/dist.
+    The frontends read it from cluster.json."""
+    default = load_config(env={})
+    assert default.ui_dir == default.home / "frontend" / "ui" / "dist"
+    file = tmp_path / "sand.toml"
+    file.write_text(f'[frontend]\nui_dir = "{tmp_path / "gui"}"\n')
+    assert load_config(file, env={}).ui_dir == tmp_path / "gui"
+    from_env = load_config(env={"SAND_FRONTEND_UI_DIR": str(tmp_path / "env-gui")})
+    assert from_env.ui_dir == tmp_path / "env-gui"
+    document = cluster_document(from_env, from_env.host_plans[0], from_env.state_dir)
+    assert document["frontend"] == {
+        "ports": list(from_env.ports.frontends),
+        "max_payload_kb": from_env.max_payload_kb,
+        "ui_dir": str(tmp_path / "env-gui"),
+    }
+
+
+def test_uiDir_notAString_isRefused() -> None:
+    with pytest.raises(ConfigError, match=r"frontend.ui_dir must be a string, got 5"):
+        load_config(env={}, overrides={"frontend": {"ui_dir": 5}})

@@ -133,9 +133,14 @@ class SandClient:
         backups: bool = True,
         remote_grains: tuple[str, ...] = (),
         placement: dict[str, Any] | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
         """Upload and deploy; calls ``on_progress`` with each progress line; returns the app's
         document (``AppInfo.from_json`` types it).
+
+        ``dry_run=True`` only validates, with the deploy's own rules: it starts and changes
+        nothing, and returns the description a deploy would store (no version); an invalid
+        app raises exactly as its deploy would.
 
         ``backend`` (``docker`` or ``process``) overrides the cluster's default sandbox backend.
         ``backups=False`` deploys without the copies of every event for the global bus (only
@@ -150,6 +155,8 @@ class SandClient:
             params["remote_grains"] = ",".join(remote_grains)
         if placement is not None:
             params["placement"] = json.dumps(placement)
+        if dry_run:
+            params["dry_run"] = "true"
         try:
             response = self._session.post(
                 f"{self._base}/v1/apps",
@@ -163,6 +170,9 @@ class SandClient:
             raise _unreachable(self._base) from exc
         if response.status_code >= 400 and "ndjson" not in response.headers.get("Content-Type", ""):
             raise self._error(response)
+        if dry_run:
+            valid: dict[str, Any] = response.json()["app"]
+            return valid
         last: dict[str, Any] = {}
         for line in _lines(response):
             last = line
@@ -174,6 +184,20 @@ class SandClient:
             raise error_for(status, "\n".join(map(str, problems)), last)
         app: dict[str, Any] = last["app"]
         return app
+
+    def workflow(self, app: str, workflow: str) -> dict[str, Any]:
+        """A deployed workflow's definition: ``kind`` (``asl`` or ``native``), ``definition``
+        (parsed) and ``source`` (the file's text); ``NotFound`` for an unknown app or workflow."""
+        result: dict[str, Any] = self._json(
+            "GET", f"/v1/apps/{_segment(app)}/workflows/{_segment(workflow)}"
+        )
+        return result
+
+    def cluster(self) -> dict[str, Any]:
+        """Every host with its health, its sandboxes of the caller's apps (an admin: all) and
+        their grain workers (``{"hosts": [...]}``)."""
+        result: dict[str, Any] = self._json("GET", "/v1/cluster")
+        return result
 
     def undeploy(self, app: str) -> None:
         self._json("DELETE", f"/v1/apps/{_segment(app)}")

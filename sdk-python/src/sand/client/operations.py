@@ -79,8 +79,22 @@ OPERATIONS: tuple[Operation, ...] = (
             "backups": "backups",
             "remote_grains": "remote_grains",
             "placement": "placement",
+            "dry_run": "dry_run",
         },
         unmodelled="streamed progress lines, passed to on_progress; returns the app document",
+    ),
+    Operation(
+        "GET",
+        "/v1/apps/{app}/workflows/{workflow}",
+        "workflow",
+        {"app": "app", "workflow": "workflow"},
+        unmodelled="the definition is free-form JSON (ASL or native), returned as parsed",
+    ),
+    Operation(
+        "GET",
+        "/v1/cluster",
+        "cluster",
+        unmodelled="nested hosts, sandboxes and workers, returned as the frontend sent them",
     ),
     Operation("GET", "/v1/apps/{app}", "describe", {"app": "app"}, model=AppInfo),
     Operation(

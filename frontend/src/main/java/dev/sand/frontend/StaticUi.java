@@ -1,5 +1,6 @@
 package dev.sand.frontend;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.eclipse.jetty.http.HttpHeader;
@@ -20,13 +21,13 @@ import org.eclipse.jetty.util.resource.ResourceFactory;
  *
  * <p>Files are served by Jetty's own {@link ResourceHandler} under a {@code /ui} {@link
  * ContextHandler}: it resolves paths inside the directory only (Jetty refuses {@code ..} and
- * encoded separators before any handler runs, and its alias checks refuse symlinks leading out),
- * and it sets content types, ETags and ranges. Added here: GET and HEAD only; {@code nosniff} on
- * everything; the hashed build output under {@code assets/} cached for a year; everything else
- * (index.html) revalidated on each load and sent with a strict Content-Security-Policy; any path
- * that is not a file answers index.html, so the app's own routes ({@code /ui/apps/hello}) load it
- * (a missing {@code assets/} file is a 404: it is a broken build, not a route). Without a built GUI
- * every path answers 503 saying how to build it.
+ * encoded separators before any handler runs; the context has no alias check, so no symlink is
+ * followed and such a path answers as a missing file), and it sets content types, ETags and ranges.
+ * Added here: GET and HEAD only; {@code nosniff} on everything; the hashed build output under
+ * {@code assets/} cached for a year; everything else (index.html) revalidated on each load and sent
+ * with a strict Content-Security-Policy; any path that is not a file answers index.html, so the
+ * app's own routes ({@code /ui/apps/hello}) load it (a missing {@code assets/} file is a 404: it is
+ * a broken build, not a route). Without a built GUI every path answers 503 saying how to build it.
  *
  * <p>The directory is looked at per request, so a GUI built after the frontend started is served at
  * once. Thread-safe.
@@ -80,7 +81,7 @@ final class StaticUi extends Handler.Wrapper {
           new Handler.Abstract() {
             @Override
             public boolean handle(Request request, Response response, Callback callback)
-                throws java.io.IOException {
+                throws IOException {
               return index(request, response, callback);
             }
           });
@@ -125,8 +126,7 @@ final class StaticUi extends Handler.Wrapper {
   }
 
   /** index.html for a path that is no file; 404 for a missing build asset. */
-  private boolean index(Request request, Response response, Callback callback)
-      throws java.io.IOException {
+  private boolean index(Request request, Response response, Callback callback) throws IOException {
     String path = Request.getPathInContext(request);
     if (path.startsWith(ASSETS)) {
       response.getHeaders().remove(HttpHeader.CACHE_CONTROL);

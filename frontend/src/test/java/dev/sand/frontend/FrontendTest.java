@@ -565,6 +565,78 @@ class FrontendTest {
     assertThat(json(response).get("output").asInt()).isEqualTo(42);
   }
 
+  /** The cluster view keeps the sandboxes of the caller's own apps; the agent gets the secret. */
+  @Test
+  void cluster_listsHostWithTheCallersSandboxesOnly() throws Exception {
+    AtomicReference<String> secretSeen = new AtomicReference<>();
+    HttpServer agent = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    agent.createContext(
+        ClusterRoute.AGENT_PATH,
+        exchange -> {
+          secretSeen.set(exchange.getRequestHeaders().getFirst("X-Sand-Internal"));
+          byte[] body =
+              """
+              {"host_id": "host-1", "sandboxes": [
+                {"app": "hello", "owner": "ada", "backend": "process", "state": "running",
+                 "workers": [{"grain": "upper", "healthy": true, "pid": 41}]},
+                {"app": "secret", "owner": "carol", "backend": "docker", "state": "running",
+                 "workers": []},
+                {"app": "orphan", "owner": null, "backend": "docker", "state": "running",
+                 "workers": []}]}
+              """
+                  .getBytes(StandardCharsets.UTF_8);
+          exchange.getResponseHeaders().set("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, body.length);
+          try (OutputStream out = exchange.getResponseBody()) {
+            out.write(body);
+          }
+        });
+    agent.start();
+    cleanup.add(() -> agent.stop(0));
+    start(agent.getAddress().getPort(), 256);
+
+    HttpResponse<String> ada = send("GET", "/v1/cluster", null);
+    HttpResponse<String> bob = send("GET", "/v1/cluster", null, "Bearer " + BOB);
+
+    assertThat(ada.statusCode()).isEqualTo(200);
+    JsonNode host = json(ada).get("hosts").get(0);
+    assertThat(host.get("host_id").asText()).isEqualTo(HOST);
+    assertThat(host.get("healthy").asBoolean()).isTrue();
+    assertThat(host.get("error").isNull()).isTrue();
+    assertThat(host.get("sandboxes")).hasSize(1);
+    assertThat(host.get("sandboxes").get(0).get("app").asText()).isEqualTo("hello");
+    assertThat(host.get("sandboxes").get(0).get("workers").get(0).get("pid").asInt()).isEqualTo(41);
+    assertThat(json(bob).get("hosts").get(0).get("sandboxes")).isEmpty();
+    assertThat(secretSeen.get()).isEqualTo(SECRET);
+  }
+
+  /** A host whose agent does not answer is listed unhealthy, saying why. */
+  @Test
+  void cluster_agentAway_hostUnhealthyWithReason() throws Exception {
+    start();
+
+    HttpResponse<String> response = send("GET", "/v1/cluster", null);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode host = json(response).get("hosts").get(0);
+    assertThat(host.get("healthy").asBoolean()).isFalse();
+    assertThat(host.get("error").asText())
+        .startsWith("host agent at 127.0.0.1:")
+        .contains("is not reachable");
+    assertThat(host.get("sandboxes")).isEmpty();
+  }
+
+  /** / sends a browser to the GUI, without a token. */
+  @Test
+  void root_redirectsToTheGui() throws Exception {
+    start();
+
+    HttpResponse<String> response = send("GET", "/", null, null);
+
+    assertThat(response.statusCode()).isEqualTo(302);
+    assertThat(response.headers().firstValue("Location")).hasValue("/ui/");
+  }
+
   /** Management calls are forwarded; NDJSON progress lines reach the client before the end. */
   @Test
   void deploy_proxiesToAgentAndStreamsNdjson() throws Exception {

@@ -232,6 +232,17 @@ class StaticUiTest {
     assertThat(missing.body()).contains(StaticUi.NOT_BUILT);
   }
 
+  /** /ui without its slash is sent to /ui/, so that the app's relative URLs resolve. */
+  @Test
+  void contextWithoutSlash_redirects() throws Exception {
+    int port = start(built());
+
+    String answer = raw(port, "GET", "/ui");
+
+    assertThat(answer).matches("(?s)HTTP/1\\.1 30[12] .*");
+    assertThat(answer).containsPattern("(?i)location: (http://x)?/ui/\r\n");
+  }
+
   /** Paths outside /ui are the API's, untouched. */
   @Test
   void otherPaths_goToTheApi() throws Exception {

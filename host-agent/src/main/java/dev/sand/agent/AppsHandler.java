@@ -184,10 +184,7 @@ final class AppsHandler extends Handler.Abstract {
       Deployer apps, Caller caller, Request request, Response response, Callback callback) {
     Optional<SandboxConfig.Backend> backend;
     Fields query = Request.extractQueryParameters(request);
-    if (dryRun(query.getValue("dry_run"))) {
-      dryRun(apps, caller, query, request, response, callback);
-      return;
-    }
+    boolean dryRun = dryRun(query.getValue("dry_run"));
     String wanted = query.getValue("backend");
     try {
       backend =
@@ -213,6 +210,10 @@ final class AppsHandler extends Handler.Abstract {
         new DeployOptions(
             backend, !"off".equals(backups), remoteGrains, placement(query.getValue("placement")));
     byte[] archive = readBody(request);
+    if (dryRun) {
+      dryRun(apps, caller, archive, options, response, callback);
+      return;
+    }
     // Progress lines are held back until the app is valid, so that an invalid app gets a plain
     // 400 with its problems instead of a 200 stream that ends in failure.
     List<Map<String, Object>> held = new ArrayList<>();
@@ -281,28 +282,18 @@ final class AppsHandler extends Handler.Abstract {
   }
 
   /**
-   * {@code POST /v1/apps?dry_run=true}: the deploy's own validation (and its backend, placement and
-   * name checks), nothing started or recorded. 200 {@code {"status":"valid","app":{...}}}, else the
-   * refusal a deploy would answer.
+   * {@code POST /v1/apps?dry_run=true}: the deploy's own checks (parameters, archive, the Python
+   * validation, remote grains, the name's owner), nothing started, recorded or claimed. 200 {@code
+   * {"status":"valid","app":{...}}}, else the refusal the deploy would answer.
    */
   private void dryRun(
       Deployer apps,
       Caller caller,
-      Fields query,
-      Request request,
+      byte[] archive,
+      DeployOptions options,
       Response response,
       Callback callback) {
-    String wanted = query.getValue("backend");
-    if (wanted != null) {
-      try {
-        SandboxConfig.Backend.parse(wanted);
-      } catch (ConfigException e) {
-        throw new DeployException(
-            DeployException.Reason.INVALID,
-            "backend must be docker or process, got '" + wanted + "'");
-      }
-    }
-    ObjectNode app = apps.validate(readBody(request), placement(query.getValue("placement")));
+    ObjectNode app = apps.validate(archive, options);
     String name = app.path("name").asText();
     // a deploy would be refused a name another user holds: so is its dry run (nothing claimed)
     if (!caller.admin() && caller.user() != null) {

@@ -209,16 +209,40 @@ public final class Deployer implements AutoCloseable {
    * and the same Python rules) and changes nothing: no sandbox, no record, no metadata; the
    * unpacked files are deleted. Blocking (runs Python, a fraction of a second for a small app).
    *
-   * @param placement a placement replacing the manifest's, or empty
+   * @param options the deploy's options: its placement and remote grains are checked as well
    * @return the description a deploy would store as the app's metadata (without version)
    * @throws DeployException (INVALID) listing every problem, as a deploy would refuse the app
    */
-  public ObjectNode validate(byte[] archive, Optional<String> placement) {
+  public ObjectNode validate(byte[] archive, DeployOptions options) {
     Path incoming = files.unpack(archive);
     try {
-      return describer.describe(incoming, clusterHosts, placement).app();
+      ObjectNode description =
+          describer.describe(incoming, clusterHosts, options.placement()).app();
+      requireGrains(description, options.remoteGrains());
+      return description;
     } finally {
       AppFiles.deleteTree(incoming);
+    }
+  }
+
+  /**
+   * @throws DeployException (INVALID) naming the first of {@code remote} that is not a grain of the
+   *     described app
+   */
+  private static void requireGrains(ObjectNode description, Set<String> remote) {
+    List<String> all = new ArrayList<>();
+    description.path("grains").forEach(g -> all.add(g.asText()));
+    for (String grain : remote) {
+      if (!all.contains(grain)) {
+        throw new DeployException(
+            DeployException.Reason.INVALID,
+            "remote_grains: '"
+                + grain
+                + "' is not a grain of app '"
+                + description.path("name").asText()
+                + "'; grains: "
+                + all);
+      }
     }
   }
 
@@ -355,17 +379,9 @@ public final class Deployer implements AutoCloseable {
       Consumer<String> phase) {
     SandboxConfig.Backend backend = plan.backend();
     Optional<DeployedApp> previous = apps.find(name);
-    List<String> all = new ArrayList<>();
-    description.path("grains").forEach(g -> all.add(g.asText()));
     // only the grains placed here get a worker (and are awaited); the others are remote
     List<String> grains = plan.placement().grainsOn(config.hostId());
-    for (String remote : plan.options().remoteGrains()) {
-      if (!all.contains(remote)) {
-        throw new DeployException(
-            DeployException.Reason.INVALID,
-            "remote_grains: '" + remote + "' is not a grain of app '" + name + "'; grains: " + all);
-      }
-    }
+    requireGrains(description, plan.options().remoteGrains());
     JsonNode requirements = description.path("requirements");
     if (requirements.isTextual()) {
       phase.accept("installing requirements from " + requirements.asText());

@@ -6,8 +6,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.contracts.Keys;
+import dev.sand.sandbox.SandboxInfo;
+import dev.sand.sandbox.SandboxRuntime;
 import java.nio.charset.StandardCharsets;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -25,6 +29,9 @@ final class SandboxReport {
    */
   static ArrayNode of(List<DeployedApp> deployed, RedisLocalBus bus, ObjectMapper mapper) {
     ArrayNode sandboxes = mapper.createArrayNode();
+    // one listing per runtime, not one per app (a Docker API call each)
+    Map<SandboxRuntime, List<SandboxInfo>> listed = new IdentityHashMap<>();
+    Map<SandboxRuntime, String> failed = new IdentityHashMap<>();
     for (DeployedApp app : deployed) {
       ObjectNode entry = sandboxes.addObject();
       entry.put("app", app.name());
@@ -35,13 +42,7 @@ final class SandboxReport {
       }
       entry.put("version", app.version());
       entry.put("backend", app.backend().wireName());
-      String state;
-      try {
-        state = app.sandboxState();
-      } catch (RuntimeException e) {
-        state = "unknown (" + e.getMessage() + ")";
-      }
-      entry.put("state", state);
+      entry.put("state", state(app, listed, failed));
       ArrayNode workers = entry.putArray("workers");
       for (String grain : app.grains()) {
         ObjectNode worker = workers.addObject();
@@ -56,6 +57,22 @@ final class SandboxReport {
       }
     }
     return sandboxes;
+  }
+
+  private static String state(
+      DeployedApp app,
+      Map<SandboxRuntime, List<SandboxInfo>> listed,
+      Map<SandboxRuntime, String> failed) {
+    SandboxRuntime runtime = app.runtime();
+    if (!listed.containsKey(runtime) && !failed.containsKey(runtime)) {
+      try {
+        listed.put(runtime, runtime.listOwned());
+      } catch (RuntimeException e) {
+        failed.put(runtime, e.getMessage());
+      }
+    }
+    List<SandboxInfo> owned = listed.get(runtime);
+    return owned == null ? "unknown (" + failed.get(runtime) + ")" : app.sandboxState(owned);
   }
 
   /** The pid in the worker's readiness key; empty when the key is absent or Redis fails. */
