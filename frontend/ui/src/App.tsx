@@ -1,13 +1,15 @@
-import { createContext, useCallback, useContext, useEffect, useState } from "react";
+import { createContext, lazy, Suspense, useCallback, useContext, useEffect, useState } from "react";
 import { BrowserRouter, Navigate, NavLink, Route, Routes, useLocation, useNavigate } from "react-router-dom";
 import { getJson, getToken, setToken, type Identity } from "./api";
 import { SignInPage } from "./pages/SignIn";
 import { AppsPage } from "./pages/Apps";
-import { NewAppPage } from "./pages/NewApp";
 import { AppPage } from "./pages/AppPage";
 import { ExecutionsPage } from "./pages/Executions";
 import { ExecutionPage } from "./pages/Execution";
 import { ClusterPage } from "./pages/Cluster";
+
+// The editor page brings CodeMirror: loaded when opened.
+const NewAppPage = lazy(() => import("./pages/NewApp").then((m) => ({ default: m.NewAppPage })));
 
 interface Session {
   me: Identity | null;
@@ -117,7 +119,14 @@ function Routed() {
         <Route path="/signin" element={<SignInPage />} />
         <Route path="/" element={<Navigate to="/apps" replace />} />
         <Route path="/apps" element={guard(<AppsPage />)} />
-        <Route path="/apps/new" element={guard(<NewAppPage />)} />
+        <Route
+          path="/apps/new"
+          element={guard(
+            <Suspense fallback={<div className="loading">Loading the editor…</div>}>
+              <NewAppPage />
+            </Suspense>,
+          )}
+        />
         <Route path="/apps/:name" element={guard(<AppPage />)} />
         <Route path="/executions" element={guard(<ExecutionsPage />)} />
         <Route path="/executions/:id" element={guard(<ExecutionPage />)} />

@@ -141,6 +141,8 @@ export interface ClusterDoc {
     error: string | null;
     sandboxes: {
       app: string;
+      owner?: string | null;
+      version?: number;
       backend: string;
       state: string;
       workers: { grain: string; healthy: boolean; pid: number | null }[];

@@ -1,10 +1,14 @@
 import { useEffect, useMemo, useState } from "react";
-import ELK from "elkjs/lib/elk.bundled.js";
-import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api";
+import type { ELK as Elk, ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api";
 import { buildGraph, nodeSize, type GEdge, type GNode } from "../lib/graph";
 import type { NodeStatus } from "../lib/history";
 
-const elk = new ELK();
+// ELK is large (~1.5 MB): loaded with the first graph, in a chunk of its own.
+let elkLoad: Promise<Elk> | null = null;
+function loadElk(): Promise<Elk> {
+  elkLoad ??= import("elkjs/lib/elk.bundled.js").then((m) => new m.default());
+  return elkLoad;
+}
 
 const LAYOUT = {
   "elk.algorithm": "layered",
@@ -54,8 +58,8 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
   useEffect(() => {
     let live = true;
     const graph = { ...toElk(root), layoutOptions: { ...LAYOUT, "elk.padding": "[top=12,left=12,bottom=12,right=12]" } };
-    elk
-      .layout(graph)
+    loadElk()
+      .then((elk) => elk.layout(graph))
       .then((l) => live && setLayout(l))
       .catch((e: unknown) => live && setError(`the graph could not be laid out: ${String(e)}`));
     return () => {
@@ -104,6 +108,14 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
     const h = l.height ?? 0;
     const st = status(g.name);
     const click = g.name && onSelect ? () => onSelect(g.name as string) : undefined;
+    const keys = click
+      ? {
+          tabIndex: 0,
+          role: "button",
+          "aria-label": `${g.name}: ${g.type}${st && st !== "none" ? `, ${st}` : ""}`,
+          onKeyDown: (e: React.KeyboardEvent) => (e.key === "Enter" || e.key === " ") && click(),
+        }
+      : {};
     const sel = g.name !== null && g.name === selected ? " selected" : "";
     if (g.type === "Parallel" || g.type === "Map" || g.type === "Branch") {
       const isGroup = g.type !== "Branch";
@@ -121,11 +133,14 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
               data-type={g.type}
               className={`node group-head status-${st}${st === "failed" ? " failed" : ""}${sel}`}
               onClick={click}
+              {...keys}
             >
               <rect x={x} y={y} width={w} height={24} rx={8} />
               <text x={x + 10} y={y + 16}>
-                {g.type === "Map" ? "⟳ " : "⫴ "}
                 {g.label}
+                <tspan className="node-sub" dx={6}>
+                  {g.type}
+                </tspan>
               </text>
             </g>
           ) : (
@@ -157,6 +172,7 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
         data-type={g.type}
         className={`node type-${g.type.toLowerCase()} status-${st}${st === "failed" ? " failed" : ""}${sel}${g.join ? " join" : ""}`}
         onClick={click}
+        {...keys}
       >
         <title>{`${g.name} (${g.type}${st && st !== "none" ? `: ${st}` : ""})`}</title>
         {shape}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../api";
-import { failedState, logLinesFor, nodeStatuses, timelineRows } from "./history";
+import { failedState, historyComplete, logLinesFor, nodeStatuses, timelineRows } from "./history";
 
 const ev = (type: string, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
   type, at_ms, execution_id: "x", state, path, ...extra,
@@ -44,6 +44,26 @@ describe("nodeStatuses", () => {
       ev("StateExited", 5, "Price", "Each[0]"),
     ]);
     expect(s.Price).toBe("succeeded");
+  });
+
+  it("a Retry re-enters the state: the failed attempt ends its entry (seen on the real stack)", () => {
+    const events = [
+      ev("StateEntered", 1, "PriceItem", "P[2]"),
+      ev("TaskStarted", 2, "PriceItem", "P[2]", { grain: "price" }),
+      ev("TaskFailed", 3, "PriceItem", "P[2]", { error: "Busy", cause: "try later" }),
+      ev("RetryScheduled", 4, "PriceItem", "P[2]", { error: "Busy", cause: "try later", delay_s: 1 }),
+      ev("StateEntered", 10, "PriceItem", "P[2]"),
+      ev("TaskStarted", 11, "PriceItem", "P[2]", { grain: "price" }),
+      ev("TaskSucceeded", 12, "PriceItem", "P[2]"),
+      ev("StateExited", 13, "PriceItem", "P[2]"),
+    ];
+    expect(nodeStatuses(events)).toEqual({ PriceItem: "succeeded" });
+    expect(timelineRows(events).map((r) => [r.kind, r.status, r.error])).toEqual([
+      ["state", "retried", "Busy"],
+      ["task", "failed", "Busy"],
+      ["state", "succeeded", null],
+      ["task", "succeeded", null],
+    ]);
   });
 
   it("a state entered and not left is running; one failure among Map items makes it failed", () => {
@@ -115,15 +135,31 @@ describe("failedState", () => {
 });
 
 describe("logLinesFor", () => {
-  it("keeps the lines of one execution and grain", () => {
+  it("keeps the lines tagged with one execution and grain, with their traceback; untagged output apart", () => {
     const logs = [
+      "[agent] 2026-11-24T09:54:54Z deployed version 1",
+      "grain=greet msg='worker ready' pid=3",
+      "greeting Grace",
       "12:00 INFO execution_id=abc grain=greet hello",
-      "12:00 INFO execution_id=abc grain=shout HI",
-      "12:00 INFO execution_id=zzz grain=greet other",
+      "execution=abc grain=shout error=RuntimeError",
+      "Traceback (most recent call last):",
+      '  File "shout.py", line 3, in handle',
+      "RuntimeError: boom",
       "",
+      "execution=zzz grain=greet error=ValueError",
+      "  File x",
     ].join("\n");
-    expect(logLinesFor(logs, "abc", "greet")).toEqual(["12:00 INFO execution_id=abc grain=greet hello"]);
-    expect(logLinesFor(logs, "abc", null)).toHaveLength(2);
+    expect(logLinesFor(logs, "abc", "greet")).toEqual({
+      tagged: ["12:00 INFO execution_id=abc grain=greet hello"],
+      untagged: ["greeting Grace"],
+    });
+    expect(logLinesFor(logs, "abc", "shout").tagged).toEqual([
+      "execution=abc grain=shout error=RuntimeError",
+      "Traceback (most recent call last):",
+      '  File "shout.py", line 3, in handle',
+      "RuntimeError: boom",
+    ]);
+    expect(logLinesFor(logs, "abc", null).tagged).toHaveLength(5);
   });
 });
 
@@ -153,5 +189,17 @@ describe("after a redrive", () => {
       ev("StateExited", 4, "Greet", ""),
     ]);
     expect(rows[0]).toMatchObject({ kind: "state", host: "host-1", pid: 7 });
+  });
+});
+
+describe("historyComplete", () => {
+  it("is true once the end is recorded, and false again after a redrive until its new end", () => {
+    expect(historyComplete([])).toBe(false);
+    expect(historyComplete(aslFailed.slice(0, 10))).toBe(false);
+    expect(historyComplete(aslFailed)).toBe(true);
+    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null)])).toBe(false);
+    // The record says redriven once, the history has not recorded the redrive yet.
+    expect(historyComplete(aslFailed, 1)).toBe(false);
+    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionFailed", 2001, null)], 1)).toBe(true);
   });
 });

@@ -42,6 +42,10 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
         s.caught = true;
         s.done++;
         break;
+      case "RetryScheduled":
+        // This entry ends in a retry: the state is entered again for the next attempt.
+        s.done++;
+        break;
       case "TaskScheduled":
         if (!s.asl) s.entered++;
         break;
@@ -82,7 +86,8 @@ export interface TimelineRow {
   /** Offset from the execution's first event. */
   offsetMs: number;
   durationMs: number | null;
-  status: NodeStatus;
+  /** "retried": this attempt failed and the state's Retry runs it again. */
+  status: NodeStatus | "retried";
   input: unknown;
   output: unknown;
   error: string | null;
@@ -118,7 +123,7 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
       startMs: e.at_ms,
       offsetMs: e.at_ms - t0,
       durationMs: null,
-      status: "running" as NodeStatus,
+      status: "running" as TimelineRow["status"],
       output: undefined,
       error: null,
       cause: null,
@@ -138,11 +143,19 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
         break;
       case "StateExited":
       case "StateFailed":
+      case "RetryScheduled":
       case "Caught": {
         const row = close(openStates, k);
         if (row) {
           row.durationMs = e.at_ms - row.startMs;
-          row.status = e.type === "StateExited" ? "succeeded" : e.type === "Caught" ? "caught" : "failed";
+          row.status =
+            e.type === "StateExited"
+              ? "succeeded"
+              : e.type === "Caught"
+                ? "caught"
+                : e.type === "RetryScheduled"
+                  ? "retried"
+                  : "failed";
           if (e.type === "StateExited") row.output = e.output;
           else {
             row.error = str(e.error);
@@ -237,10 +250,55 @@ export function grainOf(events: HistoryEvent[], state: string): string {
   return state;
 }
 
-/** The log lines of one execution (and grain, when given). */
-export function logLinesFor(logs: string, executionId: string, grain: string | null): string[] {
-  return logs
-    .split("\n")
-    .filter((l) => l.includes(`execution_id=${executionId}`))
-    .filter((l) => grain === null || l.includes(`grain=${grain}`));
+export interface StateLogs {
+  /** Lines tagged with this execution (`execution_id=<id>` or `execution=<id>`) and grain,
+   * each with the lines that continue it (a traceback). */
+  tagged: string[];
+  /** Grain output that carries no execution (a grain's own print): it cannot be tied to one. */
+  untagged: string[];
+}
+
+const TAG = /\b(?:execution_id|execution|grain)=/;
+// The lines that continue a record: a Python traceback.
+const CONTINUES = /^(\s|Traceback \(|During handling|The above exception|[\w.]*(Error|Exception|Warning|Exit|Interrupt)(:|$))/;
+
+/** The app's log lines of one execution and grain (grain null: any grain). */
+export function logLinesFor(logs: string, executionId: string, grain: string | null): StateLogs {
+  const tagged: string[] = [];
+  const untagged: string[] = [];
+  const mine = (l: string) =>
+    (l.includes(`execution_id=${executionId}`) || l.includes(`execution=${executionId}`)) &&
+    (grain === null || l.includes(`grain=${grain}`));
+  let block: "none" | "mine" | "other" = "none";
+  for (const line of logs.split("\n")) {
+    if (line.trim() === "") {
+      block = "none";
+    } else if (TAG.test(line) || line.startsWith("[")) {
+      block = mine(line) ? "mine" : "other";
+      if (block === "mine") tagged.push(line);
+    } else if (block !== "none" && CONTINUES.test(line)) {
+      if (block === "mine") tagged.push(line);
+    } else {
+      block = "none";
+      untagged.push(line);
+    }
+  }
+  return { tagged, untagged };
+}
+
+const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
+
+/** Whether the history has recorded the execution's end (after its last redrive): the
+ * record of an execution can say it ended before all of its events are written; a record
+ * redriven `redriveCount` times needs that many redrives in the history too. */
+export function historyComplete(events: HistoryEvent[], redriveCount = 0): boolean {
+  let ended = false;
+  let redrives = 0;
+  for (const e of events) {
+    if (e.type === "ExecutionRedriven") {
+      ended = false;
+      redrives++;
+    } else if (ENDS.has(e.type)) ended = true;
+  }
+  return ended && redrives >= redriveCount;
 }

@@ -39,7 +39,8 @@ export function ClusterPage() {
                       {h.sandboxes.map((s) => (
                         <div key={s.app} className="sandbox" data-testid={`sandbox-${s.app}`}>
                           <strong>{s.app}</strong> <span className="muted">{s.backend}</span>{" "}
-                          <StatusPill status={s.state.toUpperCase()} />
+                          {s.version !== undefined && <span className="muted">v{s.version} </span>}
+                          <span className={`pill ${s.state === "running" ? "pill-succeeded" : "pill-neutral"}`}>{s.state}</span>
                           <ul className="workers">
                             {s.workers.map((w) => (
                               <li key={w.grain} data-testid={`worker-${s.app}-${w.grain}`}>

@@ -1,13 +1,18 @@
-import { useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type HistoryEvent, type WorkflowDoc } from "../api";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 import { duration } from "../lib/format";
-import { failedState, grainOf, logLinesFor, nodeStatuses, timelineRows, type TimelineRow } from "../lib/history";
-
-/** The history events that end a run of an execution. */
-const ENDED = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
+import {
+  failedState,
+  grainOf,
+  historyComplete,
+  logLinesFor,
+  nodeStatuses,
+  timelineRows,
+  type TimelineRow,
+} from "../lib/history";
 
 interface Loaded {
   doc: ExecutionDocument;
@@ -47,21 +52,19 @@ export function ExecutionPage() {
     if (failed && selected === null) setSelected({ state: failed.state, row: null });
   }, [failed, selected]);
 
-  // A running execution is followed every 2 s; and once it has ended, until its history has
-  // caught up with the end (the history is written just after the status; a few polls at most),
-  // so that a redriven state's new outcome shows without a reload.
+  // A running execution is followed every 2 s; one that ended is reloaded until its
+  // history has recorded the end too (its events are written a moment after), for a minute.
   const running = doc?.status === "RUNNING";
-  const lastRun = [...events].reverse().find((e) => e.type.startsWith("Execution"));
-  const historyEnded = lastRun !== undefined && ENDED.has(lastRun.type);
-  const catchUp = useRef(0);
-  const follow = doc !== undefined && (running || (!historyEnded && catchUp.current < 5));
+  const complete = historyComplete(events, doc?.redrive_count ?? 0);
+  const [catchUp, setCatchUp] = useState(0);
   const reload = exec.reload;
+  const follow = doc !== undefined && (running || (!complete && catchUp < 40));
   useEffect(() => {
     if (!follow) return;
     const t = window.setInterval(() => {
-      catchUp.current = running ? 0 : catchUp.current + 1;
+      if (!running) setCatchUp((n) => n + 1);
       reload(true);
-    }, 2000);
+    }, running ? 2000 : 1500);
     return () => window.clearInterval(t);
   }, [follow, running, reload]);
 
@@ -78,6 +81,7 @@ export function ExecutionPage() {
     try {
       await sendJson("POST", `/v1/executions/${enc(id)}/redrive`);
       setSelected(null);
+      setCatchUp(0);
       exec.reload(true);
     } catch (e) {
       setActionError(e);
@@ -203,7 +207,9 @@ export function ExecutionPage() {
       <section className="card">
         <h2>Timeline</h2>
         {rows.length === 0 ? (
-          <div className="empty">No history recorded for this execution (yet).</div>
+          <div className="empty">
+            {follow ? "Waiting for the history of this execution…" : "No history was recorded for this execution."}
+          </div>
         ) : (
           <div className="table-scroll">
             <table className="timeline" data-testid="timeline">
@@ -233,6 +239,7 @@ export function ExecutionPage() {
                       <td>
                         {r.kind === "task" ? <span className="muted">↳ grain </span> : null}
                         {r.kind === "task" ? r.grain : r.state}
+                        {r.attempt !== null && r.attempt > 0 ? <span className="muted"> (delivery {r.attempt + 1})</span> : null}
                       </td>
                       <td className="mono">{r.path || "—"}</td>
                       <td className="mono">
@@ -288,9 +295,10 @@ function StateDetails({
         ? getJson<{ logs?: string }>(`/v1/apps/${enc(app)}/logs?tail=2000`).then((b) =>
             logLinesFor(b.logs ?? "", executionId, grain),
           )
-        : Promise.resolve([] as string[]),
+        : Promise.resolve({ tagged: [], untagged: [] }),
     [app, executionId, grain],
   );
+  const untagged = logs.data?.untagged.slice(-40) ?? [];
   return (
     <section className="card details" data-testid="state-details">
       <div className="row">
@@ -321,13 +329,24 @@ function StateDetails({
       </div>
       <h3>Logs of grain {grain}</h3>
       <ErrorBanner error={logs.error} />
-      <pre data-testid="state-logs" className="logs">
-        {logs.loading && !logs.data
-          ? "loading…"
-          : logs.data && logs.data.length > 0
-            ? logs.data.join("\n")
-            : "no log lines for this execution and grain"}
-      </pre>
+      <div data-testid="state-logs">
+        <pre className="logs">
+          {logs.loading && !logs.data
+            ? "loading…"
+            : logs.data && logs.data.tagged.length > 0
+              ? logs.data.tagged.join("\n")
+              : "no log lines tagged with this execution and grain"}
+        </pre>
+        {untagged.length > 0 && (
+          <>
+            <div className="muted small">
+              The app&apos;s latest output that names no execution (a grain&apos;s own prints): it may come from any
+              execution.
+            </div>
+            <pre className="logs untagged">{untagged.join("\n")}</pre>
+          </>
+        )}
+      </div>
     </section>
   );
 }

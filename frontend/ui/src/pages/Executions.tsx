@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 import { enc, getJson, listApps, type ExecutionSummary } from "../api";
 import { Empty, ErrorBanner, Loading, StatusPill, Time, useAsync } from "../components/common";
@@ -23,6 +23,15 @@ export function ExecutionsPage() {
     if (page) q.set("page", page);
     return getJson<{ executions: ExecutionSummary[]; next_page: string | null }>(`/v1/executions?${q}`);
   }, [app, status, since, page]);
+
+  // While some execution on the page runs, the page follows it.
+  const anyRunning = (list.data?.executions ?? []).some((x) => x.status === "RUNNING");
+  const reload = list.reload;
+  useEffect(() => {
+    if (!anyRunning) return;
+    const t = window.setInterval(() => reload(true), 5000);
+    return () => window.clearInterval(t);
+  }, [anyRunning, reload]);
 
   const setFilter = (key: string, value: string) => {
     const next = new URLSearchParams(params);

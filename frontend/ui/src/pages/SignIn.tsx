@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
-import { useLocation, useNavigate } from "react-router-dom";
+import { Navigate, useLocation, useNavigate } from "react-router-dom";
+import { getToken } from "../api";
 import { useSession } from "../App";
 
 export function SignInPage() {
@@ -29,6 +30,7 @@ export function SignInPage() {
     }
   };
 
+  if (getToken() && !busy && !state.message) return <Navigate to="/apps" replace />;
   return (
     <div className="signin">
       <form className="card signin-card" onSubmit={submit}>
