@@ -39,7 +39,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 EXAMPLES = ("hello", "asl-orders")
 # In the editor shot: a workflow with a mistake, to show a problem found as it is typed.
 BROKEN_WORKFLOW = (
-    "StartAt: Greet\nStates:\n  Greet:\n    Type: Task\n    Resource: greet\n    Next: Nowhere\n"
+    "StartAt: Hello\nStates:\n  Hello:\n    Type: Task\n    Resource: hello\n    Next: Nowhere\n"
 )
 
 
