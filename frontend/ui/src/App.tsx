@@ -56,7 +56,7 @@ function Shell({ children }: { children: React.ReactNode }) {
         )}
       </header>
       <div className="body">
-        <nav className={`sidenav${open ? " open" : ""}`}>
+        <nav className={`sidenav${open ? " open" : ""}`} onClick={() => setOpen(false)}>
           <NavLink to="/apps" data-testid="nav-apps">
             Applications
           </NavLink>

@@ -17,6 +17,8 @@ const LAYOUT = {
   "elk.layered.spacing.nodeNodeBetweenLayers": "36",
   "elk.spacing.nodeNode": "28",
   "elk.spacing.edgeLabel": "4",
+  // Keep the definition's order (branch 0 left of branch 1, states as written) where it can.
+  "elk.layered.considerModelOrder.strategy": "NODES_AND_EDGES",
 };
 
 function toElk(n: GNode): ElkNode {

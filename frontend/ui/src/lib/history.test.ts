@@ -160,6 +160,11 @@ describe("logLinesFor", () => {
       "RuntimeError: boom",
     ]);
     expect(logLinesFor(logs, "abc", null).tagged).toHaveLength(5);
+    // A grain whose name begins another's is not confused with it.
+    expect(logLinesFor("execution_id=abc grain=shouter loud\n", "abc", "shout").tagged).toEqual([]);
+    expect(logLinesFor("execution_id=abc grain=shout loud", "abc", "shout").tagged).toEqual([
+      "execution_id=abc grain=shout loud",
+    ]);
   });
 });
 

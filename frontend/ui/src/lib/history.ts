@@ -266,9 +266,13 @@ const CONTINUES = /^(\s|Traceback \(|During handling|The above exception|[\w.]*(
 export function logLinesFor(logs: string, executionId: string, grain: string | null): StateLogs {
   const tagged: string[] = [];
   const untagged: string[] = [];
+  const word = (l: string, tag: string) => {
+    const at = l.indexOf(tag);
+    return at >= 0 && (at + tag.length === l.length || /[\s,;]/.test(l.charAt(at + tag.length)));
+  };
   const mine = (l: string) =>
-    (l.includes(`execution_id=${executionId}`) || l.includes(`execution=${executionId}`)) &&
-    (grain === null || l.includes(`grain=${grain}`));
+    (word(l, `execution_id=${executionId}`) || word(l, `execution=${executionId}`)) &&
+    (grain === null || word(l, `grain=${grain}`));
   let block: "none" | "mine" | "other" = "none";
   for (const line of logs.split("\n")) {
     if (line.trim() === "") {
