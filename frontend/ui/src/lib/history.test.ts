@@ -206,5 +206,9 @@ describe("historyComplete", () => {
     // The record says redriven once, the history has not recorded the redrive yet.
     expect(historyComplete(aslFailed, 1)).toBe(false);
     expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionFailed", 2001, null)], 1)).toBe(true);
+    // The status (from Redis, no redrive_count) says SUCCEEDED: the first run's end is not it.
+    expect(historyComplete(aslFailed, 0, "SUCCEEDED")).toBe(false);
+    expect(historyComplete(aslFailed, 0, "FAILED")).toBe(true);
+    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionSucceeded", 2001, null)], 0, "SUCCEEDED")).toBe(true);
   });
 });

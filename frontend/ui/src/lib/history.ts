@@ -292,17 +292,28 @@ export function logLinesFor(logs: string, executionId: string, grain: string | n
 
 const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 
+/** The history event that records each ended status. */
+const END_OF: Record<string, string> = {
+  SUCCEEDED: "ExecutionSucceeded",
+  FAILED: "ExecutionFailed",
+  ABORTED: "ExecutionAborted",
+};
+
 /** Whether the history has recorded the execution's end (after its last redrive): the
  * record of an execution can say it ended before all of its events are written; a record
- * redriven `redriveCount` times needs that many redrives in the history too. */
-export function historyComplete(events: HistoryEvent[], redriveCount = 0): boolean {
-  let ended = false;
+ * redriven `redriveCount` times needs that many redrives in the history too, and a record
+ * with an ended `status` needs the history's last end to be that one (the status document
+ * read first, from Redis, has no `redrive_count`: a redriven execution that SUCCEEDED while
+ * the history still ends with the first run's ExecutionFailed is not complete). */
+export function historyComplete(events: HistoryEvent[], redriveCount = 0, status?: string): boolean {
+  let ended: string | null = null;
   let redrives = 0;
   for (const e of events) {
     if (e.type === "ExecutionRedriven") {
-      ended = false;
+      ended = null;
       redrives++;
-    } else if (ENDS.has(e.type)) ended = true;
+    } else if (ENDS.has(e.type)) ended = e.type;
   }
-  return ended && redrives >= redriveCount;
+  const expected = status === undefined ? undefined : END_OF[status];
+  return ended !== null && redrives >= redriveCount && (expected === undefined || ended === expected);
 }
