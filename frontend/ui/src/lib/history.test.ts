@@ -202,13 +202,16 @@ describe("historyComplete", () => {
     expect(historyComplete([])).toBe(false);
     expect(historyComplete(aslFailed.slice(0, 10))).toBe(false);
     expect(historyComplete(aslFailed)).toBe(true);
+    expect(historyComplete(aslFailed, "FAILED")).toBe(true);
     expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null)])).toBe(false);
     // The record says redriven once, the history has not recorded the redrive yet.
-    expect(historyComplete(aslFailed, 1)).toBe(false);
-    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionFailed", 2001, null)], 1)).toBe(true);
-    // The status (from Redis, no redrive_count) says SUCCEEDED: the first run's end is not it.
-    expect(historyComplete(aslFailed, 0, "SUCCEEDED")).toBe(false);
-    expect(historyComplete(aslFailed, 0, "FAILED")).toBe(true);
-    expect(historyComplete([...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionSucceeded", 2001, null)], 0, "SUCCEEDED")).toBe(true);
+    expect(historyComplete(aslFailed, "FAILED", 1)).toBe(false);
+    const again = [...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionFailed", 2001, null)];
+    expect(historyComplete(again, "FAILED", 1)).toBe(true);
+  });
+  it("is false while the recorded end is not the one the record says (the redrive's events are late)", () => {
+    expect(historyComplete(aslFailed, "SUCCEEDED")).toBe(false);
+    const redriven = [...aslFailed, ev("ExecutionRedriven", 2000, null), ev("ExecutionSucceeded", 2001, null)];
+    expect(historyComplete(redriven, "SUCCEEDED")).toBe(true);
   });
 });

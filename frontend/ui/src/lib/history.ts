@@ -292,7 +292,6 @@ export function logLinesFor(logs: string, executionId: string, grain: string | n
 
 const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 
-/** The history event that records each ended status. */
 const END_OF: Record<string, string> = {
   SUCCEEDED: "ExecutionSucceeded",
   FAILED: "ExecutionFailed",
@@ -300,20 +299,19 @@ const END_OF: Record<string, string> = {
 };
 
 /** Whether the history has recorded the execution's end (after its last redrive): the
- * record of an execution can say it ended before all of its events are written; a record
- * redriven `redriveCount` times needs that many redrives in the history too, and a record
- * with an ended `status` needs the history's last end to be that one (the status document
- * read first, from Redis, has no `redrive_count`: a redriven execution that SUCCEEDED while
- * the history still ends with the first run's ExecutionFailed is not complete). */
-export function historyComplete(events: HistoryEvent[], redriveCount = 0, status?: string): boolean {
-  let ended: string | null = null;
+ * record of an execution can say it ended before all of its events are written. The end
+ * must be the one the record names (`status`; a redriven execution that succeeded still has
+ * its first failure in the history) and come after `redriveCount` redrives. */
+export function historyComplete(events: HistoryEvent[], status?: string, redriveCount = 0): boolean {
+  let end: string | null = null;
   let redrives = 0;
   for (const e of events) {
     if (e.type === "ExecutionRedriven") {
-      ended = null;
+      end = null;
       redrives++;
-    } else if (ENDS.has(e.type)) ended = e.type;
+    } else if (ENDS.has(e.type)) end = e.type;
   }
-  const expected = status === undefined ? undefined : END_OF[status];
-  return ended !== null && redrives >= redriveCount && (expected === undefined || ended === expected);
+  if (end === null || redrives < redriveCount) return false;
+  const expected = status ? END_OF[status] : undefined;
+  return expected === undefined || end === expected;
 }

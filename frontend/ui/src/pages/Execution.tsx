@@ -55,7 +55,7 @@ export function ExecutionPage() {
   // A running execution is followed every 2 s; one that ended is reloaded until its
   // history has recorded the end too (its events are written a moment after), for a minute.
   const running = doc?.status === "RUNNING";
-  const complete = historyComplete(events, doc?.redrive_count ?? 0, doc?.status);
+  const complete = historyComplete(events, doc?.status, doc?.redrive_count ?? 0);
   const [catchUp, setCatchUp] = useState(0);
   const reload = exec.reload;
   const follow = doc !== undefined && (running || (!complete && catchUp < 40));
