@@ -6,7 +6,7 @@ PY    := $(VENV)/bin/python
 # The test suite runs its own cluster in its own state dir, on its own ports.
 TEST_STATE ?= $(CURDIR)/build/test-state
 
-.PHONY: setup run stop status test lint unit integration java-test test-faults bench clean
+.PHONY: setup run stop status test lint unit integration java-test test-faults bench clean screenshots
 
 setup:
 	@bash deploy/setup.sh
@@ -21,10 +21,11 @@ status:
 	@$(SAND) status
 
 lint: setup
-	$(VENV)/bin/ruff check sdk-python workflows grain-worker tests bench
-	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests bench
-	$(VENV)/bin/mypy sdk-python/src workflows/src grain-worker/src
+	$(VENV)/bin/ruff check sdk-python workflows grain-worker tests bench frontend/ui/scripts
+	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests bench frontend/ui/scripts
+	$(VENV)/bin/mypy sdk-python/src workflows/src grain-worker/src frontend/ui/scripts
 	mvn -q -B spotless:check
+	cd frontend/ui && npm run --silent typecheck && npm run --silent lint
 
 java-test: setup
 	mvn -q -B test
@@ -58,6 +59,11 @@ $(TEMPORAL):
 bench: setup $(BENCH_STAMP) $(if $(FULL),$(TEMPORAL),)
 	$(SAND) up
 	$(PY) -m bench $(if $(FULL),--full,) $(if $(QUICK),--quick,)
+
+# The GUI's main pages at 1280x800 into docs/screenshots/, from the running stack (`make run`
+# first); deploys the examples it shows when missing.
+screenshots: setup
+	$(PY) frontend/ui/scripts/screenshots.py
 
 clean:
 	-$(SAND) down

@@ -24,7 +24,8 @@ newer_than() {
 
 # --- Debian packages ---------------------------------------------------------
 debs=(redis-server nginx docker.io containerd runc thrift-compiler librdkafka-dev
-      debootstrap openjdk-17-jdk-headless maven python3-venv curl ca-certificates)
+      debootstrap openjdk-17-jdk-headless maven python3-venv curl ca-certificates
+      chromium fonts-liberation)   # the browser tests (tests/integration/test_gui.py) drive Debian's Chromium
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
@@ -68,6 +69,36 @@ if [[ ! -x $venv/bin/python ]] || newer_than "$stamp" deploy/requirements.txt \
   touch "$stamp"
 else
   step python "ok"
+fi
+
+# --- The web GUI (frontend/ui): npm packages and the built SPA ------------------
+# The frontends serve frontend/ui/dist at /ui/. `npm ci` installs exactly what
+# package-lock.json records; the build runs again when a source or setting changed.
+ui=frontend/ui
+if [[ ! -f $ui/package.json ]]; then
+  step ui "skipped: $ui/package.json is missing (no GUI sources in this checkout)"
+else
+  if newer_than "$ui/node_modules/.sand-installed" "$ui/package.json" "$ui/package-lock.json"; then
+    step ui "installing npm packages (npm ci)"
+    # The registry this machine reaches serves no builds for other platforms, so the lock
+    # file lacks optional packages such as @rollup/rollup-darwin-arm64 and `npm ci` refuses
+    # it as out of step; then `npm install --no-save` installs the same locked versions.
+    if ! (cd "$ui" && npm ci --no-audit --no-fund --loglevel=silent); then
+      step ui "npm ci refused the lock file; installing its versions with npm install --no-save"
+      (cd "$ui" && npm install --no-save --no-audit --no-fund --loglevel=error)
+    fi
+    touch "$ui/node_modules/.sand-installed"
+  fi
+  ui_inputs=()
+  for input in src public index.html package-lock.json vite.config.ts tsconfig.json; do
+    [[ -e $ui/$input ]] && ui_inputs+=("$ui/$input")
+  done
+  if newer_than "$ui/dist/index.html" "${ui_inputs[@]}" "$ui/node_modules/.sand-installed"; then
+    step ui "building the GUI (npm run build into $ui/dist)"
+    (cd "$ui" && npm run --silent build)
+  else
+    step ui "ok"
+  fi
 fi
 
 # --- Packages mounted into application sandboxes ------------------------------

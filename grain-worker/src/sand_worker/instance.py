@@ -57,6 +57,7 @@ from sand_worker.bus import (
     payload_of,
 )
 from sand_worker.config import WorkerConfig
+from sand_worker.logtag import tagged_output
 from sand_worker.metrics import GrainMetrics
 from sand_worker.store import RedisExecutionStore
 from sand_worker.trace import Trace
@@ -358,7 +359,8 @@ class EventHandler:
         history.emit_for_token(
             "TaskStarted", call.token, grain=self._grain.name, attempt=message.attempt
         )
-        result = invoke(self._grain.handler, invocation, self._stores)
+        with tagged_output(message.execution_id, self._grain.name):
+            result = invoke(self._grain.handler, invocation, self._stores)
         if self._trace is not None:
             self._trace.ended()
         if result.ok:
