@@ -32,6 +32,7 @@ java-test: setup
 
 unit: setup
 	$(VENV)/bin/pytest -q -m "not integration" tests
+	cd frontend/ui && npm test --silent
 
 integration: setup
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration tests
