@@ -12,10 +12,23 @@ describe("placeProblem", () => {
       file: "workflows/main.yaml", line: 4, column: 7,
     });
   });
-  it("puts a problem without a line on line 1 of its file", () => {
+  it("puts a problem without a line on line 1 of its file when the text is not known", () => {
     expect(placeProblem("workflows/main.yaml: States.A.Next: 'B' is not a state", files)).toEqual({
       file: "workflows/main.yaml", line: 1, column: null,
     });
+  });
+  it("reads the CLI's file:line:column: form of a syntax error", () => {
+    expect(placeProblem("workflows/main.yaml:2:1: malformed YAML: could not find expected ':'", files)).toEqual({
+      file: "workflows/main.yaml", line: 2, column: 1,
+    });
+  });
+  it("finds the line of the field a problem names in the file's text", () => {
+    const texts = {
+      "workflows/main.yaml": "StartAt: A\nStates:\n  A:\n    Type: Pass\n    Next: B\n  B:\n    Type: Pass\n    Next: Nowhere\n",
+    };
+    expect(placeProblem("workflows/main.yaml: States.B.Next: Next 'Nowhere' names no state", files, texts).line).toBe(8);
+    expect(placeProblem("workflows/main.yaml: States.A: unreachable", files, texts).line).toBe(3);
+    expect(placeProblem("workflows/main.yaml: States.Z.Next: gone", files, texts).line).toBe(2);
   });
   it("leaves a problem naming no file of the app unplaced", () => {
     expect(placeProblem("the archive has no app.yaml", files).file).toBeNull();

@@ -84,12 +84,12 @@ export function NewAppPage() {
   const problems = useMemo(() => (validation.state === "invalid" ? validation.problems : []), [validation]);
   const inline = useMemo(
     () =>
-      problemsOf(problems, active, paths).map((p) => ({
+      problemsOf(problems, active, paths, files).map((p) => ({
         line: p.place.line,
         column: p.place.column,
         message: p.text,
       })),
-    [problems, active, paths],
+    [problems, active, paths, files],
   );
 
   const doDeploy = async () => {
@@ -185,7 +185,7 @@ export function NewAppPage() {
       {problems.length > 0 && (
         <ul className="problems">
           {problems.map((p, i) => {
-            const place = placeProblem(p, paths);
+            const place = placeProblem(p, paths, files);
             return (
               <li key={i} data-testid="problem">
                 {place.file ? (
