@@ -69,20 +69,7 @@ def context_object(
 ) -> ContextObject:
     """The context object ``$$`` of ``state`` (Map.Item is added by the Map state)."""
     execution = lineage.execution
-    return ContextObject(
-        _context_values(workflow, execution, state, entered_time, retry_counts),
-        lineage.variables,
-    )
-
-
-def _context_values(
-    workflow: Workflow,
-    execution: Any,
-    state: State,
-    entered_time: str,
-    retry_counts: tuple[int, ...],
-) -> dict[str, Any]:
-    return {
+    values = {
         "Execution": {
             "Id": execution.id,
             "Input": execution.input,
@@ -92,6 +79,7 @@ def _context_values(
         "StateMachine": {"Id": workflow.source, "Name": workflow.name},
         "State": {"Name": state.name, "EnteredTime": entered_time, "RetryCount": sum(retry_counts)},
     }
+    return ContextObject(values, lineage.variables)
 
 
 def find(path: Path, data: Any, ctx: Any, field_name: str, state: State) -> Any:
@@ -138,11 +126,6 @@ def parameters(st: TaskState | PassState | ParallelState, selected: Any, ctx: An
 def effective_input(st: TaskState | PassState | ParallelState, raw: Any, ctx: Any) -> Any:
     """InputPath, then Parameters."""
     return parameters(st, input_path(st, raw, ctx), ctx)
-
-
-def apply_result(st: PassState | RecoverableState, raw: Any, result: Any, ctx: Any) -> Any:
-    """ResultSelector, ResultPath (into the raw input), then OutputPath."""
-    return place_result(st, raw, select_result(st, result, ctx), ctx)
 
 
 def select_result(st: PassState | RecoverableState, result: Any, ctx: Any) -> Any:
@@ -270,9 +253,17 @@ def assign_variables(
 
 def output(st: State, states: Mapping[str, Any], lin: Lineage, default: Any) -> Any:
     """A JSONata state's Output (``default`` when it has none)."""
-    if st.output is None:
+    return output_of(st, st.output, states, lin, default)
+
+
+def output_of(
+    st: State, template: Template | None, states: Mapping[str, Any], lin: Lineage, default: Any
+) -> Any:
+    """The Output ``template`` of ``st`` (its own, or a Choice Rule's) evaluated;
+    ``default`` when there is none."""
+    if template is None:
         return default
-    value = st.output.evaluate(st.name, "Output", states, lin.variables)
+    value = template.evaluate(st.name, "Output", states, lin.variables)
     history.step("output", value)
     return value
 

@@ -40,6 +40,7 @@ from .dataflow import (
     jsonata_whole_number,
     now_iso,
     output,
+    output_of,
     output_path,
     parameters,
     whole_number,
@@ -357,10 +358,7 @@ class Engine:
             )
         if st.jsonata:
             after = assign_variables(st, assign, lin, ctx, states=states)
-            out = raw
-            if out_template is not None:
-                out = out_template.evaluate(st.name, "Output", states, lin.variables)
-                history.step("output", out)
+            out = output_of(st, out_template, states, lin, default=raw)
         else:
             after = assign_variables(st, assign, lin, ctx, data=eff)
             out = output_path(st, eff, ctx)
