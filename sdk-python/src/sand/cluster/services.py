@@ -8,10 +8,15 @@ inside the host's network namespace when there are several. This module only
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import pwd
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -213,6 +218,34 @@ def _render(config: ClusterConfig, template: str, path: Path, **extra: str) -> P
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     return path
+
+
+def nginx_body_dir(config: ClusterConfig) -> Path:
+    """Where nginx spools application archives (request buffering, decision 0024), made ready.
+
+    nginx's workers must write there. Started by root, they run as ``nobody``: the directory
+    is then handed to ``nobody``, and when the state dir sits where ``nobody`` cannot enter
+    (``/root/.sand``) it moves to a private directory under the system's temp dir instead.
+    """
+    wanted = config.state_dir / "nginx" / "client_body"
+    if os.geteuid() != 0:
+        wanted.mkdir(parents=True, exist_ok=True)
+        return wanted
+    nobody = pwd.getpwnam("nobody")
+    place = wanted
+    if not _enterable_by_others(wanted.parent):
+        digest = hashlib.sha256(str(config.state_dir).encode()).hexdigest()[:12]
+        place = Path(tempfile.gettempdir()) / f"sand-nginx-{digest}"
+    place.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chown(place, nobody.pw_uid, nobody.pw_gid)
+    place.chmod(0o700)
+    return place
+
+
+def _enterable_by_others(path: Path) -> bool:
+    """Whether a user with no rights of its own may reach ``path`` (every ancestor o+x)."""
+    path.mkdir(parents=True, exist_ok=True)
+    return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
 
 
 def _lib(config: ClusterConfig, name: str) -> Path:
@@ -476,17 +509,22 @@ def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
 
 def _nginx(config: ClusterConfig) -> ServiceSpec:
     conf = config.conf_dir / "nginx.conf"
-    # A frontend that failed is left out for 2 s, not nginx's default 10 s: one restarted
-    # after a crash serves again at once, and with two frontends the other one's failure
-    # in those 10 s would leave nginx with "no live upstreams" (502 to every call).
+    # max_fails=0: no request a client sends marks a frontend down (decision 0024).
     upstream = "\n".join(
-        f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=2s;" for p in config.ports.frontends
+        f"        server 127.0.0.1:{p} max_fails=0;" for p in config.ports.frontends
     )
 
     def prepare() -> None:
-        for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
+        for sub in ("proxy", "fastcgi", "uwsgi", "scgi"):
             (config.state_dir / "nginx" / sub).mkdir(parents=True, exist_ok=True)
-        _render(config, "nginx.conf", conf, upstream_servers=upstream)
+        _render(
+            config,
+            "nginx.conf",
+            conf,
+            upstream_servers=upstream,
+            client_body_dir=str(nginx_body_dir(config)),
+            invoke_max_body=f"{config.max_payload_kb}k",
+        )
 
     return ServiceSpec(
         name="nginx",

@@ -134,11 +134,14 @@ public final class Frontend implements AutoCloseable {
             config.hostAgent().secret(),
             control,
             metrics);
-    // the GUI's files first (/ui/..., no token), then the API
+    // the GUI's files first (/ui/..., no token), then the API; a refusal first reads the rest of
+    // its request's body (up to the largest nginx passes on), so nginx relays it as it is
     server.setHandler(
         new GracefulHandler(
-            new Handler.Sequence(
-                StaticUi.context(config.frontend().uiDir()), metrics.instrument(routes))));
+            new RefusedBodies(
+                new Handler.Sequence(
+                    StaticUi.context(config.frontend().uiDir()), metrics.instrument(routes)),
+                AgentProxy.MAX_BODY_BYTES)));
     try {
       server.start();
     } catch (Exception e) {
