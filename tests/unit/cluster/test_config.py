@@ -116,3 +116,40 @@ def test_uiDir_defaultsUnderHome_fileAndEnvironmentOverride(tmp_path: Path) -> N
 def test_uiDir_notAString_isRefused() -> None:
     with pytest.raises(ConfigError, match=r"frontend.ui_dir must be a string, got 5"):
         load_config(env={}, overrides={"frontend": {"ui_dir": 5}})
+
+
+def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
+    """[admission] has committed defaults; the environment overrides them; cluster.json
+    carries them to the frontends (decision 0023)."""
+    default = load_config(env={}).admission
+    assert (default.max_queued_per_app, default.max_queued_per_host, default.retry_after_s) == (
+        24,
+        96,
+        1,
+    )
+    config = load_config(env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5"})
+    assert config.admission.max_queued_per_app == 5
+    document = cluster_document(config, config.host_plans[0], config.state_dir)
+    assert document["admission"] == {
+        "max_queued_per_app": 5,
+        "max_queued_per_host": 96,
+        "retry_after_s": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"max_queued_per_app": 0}, r"admission.max_queued_per_app .* from 1 to 1000000, got 0"),
+        (
+            {"max_queued_per_app": 10, "max_queued_per_host": 5},
+            r"admission.max_queued_per_host .* from 10 to 1000000, got 5",
+        ),
+        ({"retry_after_s": 0}, r"admission.retry_after_s .* from 1 to 3600, got 0"),
+        ({"retry_after_s": True}, r"admission.retry_after_s .* got True"),
+    ],
+)
+def test_admission_badBound_namesKeyAndRule(values: dict[str, object], message: str) -> None:
+    """A bound out of range is refused at start-up, naming the key, the rule and the value."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(env={}, overrides={"admission": values})

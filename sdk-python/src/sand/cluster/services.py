@@ -163,6 +163,11 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
         },
         "nginx": {"port": config.ports.nginx},
         "tracing": {"otlp_endpoint": config.otlp_endpoint},
+        "admission": {
+            "max_queued_per_app": config.admission.max_queued_per_app,
+            "max_queued_per_host": config.admission.max_queued_per_host,
+            "retry_after_s": config.admission.retry_after_s,
+        },
         "home": str(config.home),
         "sandbox": {
             "backend": config.sandbox_backend,
