@@ -121,25 +121,26 @@ final class Admission {
      */
     Busy busy(String app, Quota quota, long queued) {
       saw(app, queued);
-      String bound =
+      String why =
           queued >= config.maxQueuedPerApp()
-              ? config.maxQueuedPerApp() + " per application (admission.max_queued_per_app)"
-              : config.maxQueuedPerHost()
-                  + " per host for all applications, "
+              ? "' is at its bound on host '"
+                  + hostId
+                  + "': "
+                  + queued
+                  + " of its events wait to start, at most "
+                  + config.maxQueuedPerApp()
+                  + " per application (admission.max_queued_per_app)"
+              : "' is at the host's bound on host '"
+                  + hostId
+                  + "': "
+                  + queued
+                  + " of its events and about "
                   + Math.max(0, config.maxQueuedPerHost() - quota.limit())
-                  + " of them other applications' (admission.max_queued_per_host)";
+                  + " of other applications wait to start, at most "
+                  + config.maxQueuedPerHost()
+                  + " per host (admission.max_queued_per_host)";
       return new Busy(
-          "application '"
-              + app
-              + "' is busy on host '"
-              + hostId
-              + "': "
-              + queued
-              + " invocations' events wait to start, the bound is "
-              + bound
-              + "; retry in "
-              + config.retryAfterS()
-              + " s",
+          "application '" + app + why + "; retry in " + config.retryAfterS() + " s",
           config.retryAfterS());
     }
 

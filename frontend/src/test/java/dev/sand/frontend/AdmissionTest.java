@@ -55,11 +55,10 @@ class AdmissionTest {
     Admission.Busy busy = host.busy("hello", quota, 10);
 
     assertThat(busy.getMessage())
-        .contains("application 'hello'")
-        .contains("host 'host-1'")
-        .contains("10 invocations")
-        .contains("10 per application (admission.max_queued_per_app)")
-        .contains("retry in 2 s");
+        .isEqualTo(
+            "application 'hello' is at its bound on host 'host-1': 10 of its events wait to"
+                + " start, at most 10 per application (admission.max_queued_per_app); retry in 2"
+                + " s");
     assertThat(busy.retryAfterS).isEqualTo(2);
     assertThat(busy.body()).containsEntry("retry_after_s", 2).containsKey("error");
   }
@@ -74,7 +73,7 @@ class AdmissionTest {
 
     assertThat(quota.limit()).isEqualTo(3);
     assertThat(busy.getMessage())
-        .contains("25 per host for all applications, 22 of them other applications'")
-        .contains("admission.max_queued_per_host");
+        .contains("at the host's bound on host 'host-1': 3 of its events and about 22 of other")
+        .contains("at most 25 per host (admission.max_queued_per_host)");
   }
 }

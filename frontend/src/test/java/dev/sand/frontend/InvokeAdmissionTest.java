@@ -154,8 +154,8 @@ class InvokeAdmissionTest {
       JsonNode body = JsonHttp.MAPPER.readTree(refused.body());
       assertThat(body.get("retry_after_s").asInt()).isEqualTo(2);
       assertThat(body.get("error").asText())
-          .contains("application 'hello' is busy on host 'host-1'")
-          .contains("3 per application (admission.max_queued_per_app)");
+          .contains("application 'hello' is at its bound on host 'host-1'")
+          .contains("at most 3 per application (admission.max_queued_per_app)");
     }
     assertThat(queued(bus1, "upper")).isEqualTo(PER_APP);
     assertThat(keyCount(bus1)).as("no status document written").isEqualTo(keysBefore);
