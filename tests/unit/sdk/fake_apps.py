@@ -98,8 +98,8 @@ class _Handler(BaseHTTPRequestHandler):
             if parts[2] in store.busy:
                 retry = store.busy[parts[2]]
                 message = (
-                    f"application '{parts[2]}' is at its bound on host 'host-1': 24 of its "
-                    "events wait to start, at most 24 per application "
+                    f"application '{parts[2]}' is at its bound on host 'host-1': 8 of its "
+                    "events wait or run, at most 8 per application "
                     f"(admission.max_queued_per_app); retry in {retry} s"
                 )
                 return self._send(

@@ -3,8 +3,8 @@ import { ApiError, errorOf } from "../api";
 import { invokeErrorText } from "./errors";
 
 const BUSY =
-  "application 'hello' is at its bound on host 'host-1': 24 of its events wait to start, " +
-  "at most 24 per application (admission.max_queued_per_app); retry in 3 s";
+  "application 'hello' is at its bound on host 'host-1': 8 of its events wait or run, " +
+  "at most 8 per application (admission.max_queued_per_app); retry in 3 s";
 
 function answer(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), {

@@ -41,8 +41,8 @@ class Admission:
     """``[admission]``: how much queued work a host takes before invocations get 429
     (decision 0023)."""
 
-    max_queued_per_app: int = 24
-    max_queued_per_host: int = 96
+    max_queued_per_app: int = 8
+    max_queued_per_host: int = 32
     retry_after_s: int = 1
 
 

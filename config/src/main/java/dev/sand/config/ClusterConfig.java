@@ -33,7 +33,7 @@ import java.util.Set;
  *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
  *  "nginx": {"port": 18080},
  *  "tracing": {"otlp_endpoint": "http://127.0.0.1:4318/v1/traces"},
- *  "admission": {"max_queued_per_app": 24, "max_queued_per_host": 96, "retry_after_s": 1},
+ *  "admission": {"max_queued_per_app": 8, "max_queued_per_host": 32, "retry_after_s": 1},
  *  "hosts": [{"id": "host-1", "redis_socket": "/abs/state/run/redis.sock",
  *             "agent_url": "http://127.0.0.1:18090"}]}
  * }</pre>

@@ -13,12 +13,15 @@ import java.util.function.LongSupplier;
  * Admission control (decision 0023): how many more events of an application one host may take
  * before its invocations are refused with 429 and {@code Retry-After}.
  *
- * <p>"Accepted and not started" is what waits in the app's grain queues ({@code sand:q:<app>:*}) on
- * the host's Redis: an event leaves its queue when a grain instance takes it. {@link Invoker} reads
- * those lengths inside the script that queues the invocation (the same round trip), compares them
- * with the {@link Quota} given here and writes nothing when the app is at its bound: the check
- * costs a few {@code LLEN}s in Redis and no round trip. Both bounds are soft by the invocations in
- * flight at the same moment (at most one per Jetty thread).
+ * <p>What is counted is the app's work on the host's Redis: the events waiting in its grain queues
+ * ({@code sand:q:<app>:*}, exact) and the instances its grain workers report running ({@code
+ * in_flight} of {@code sand:metrics:<app>:<grain>}, refreshed every few seconds, counted while the
+ * worker's readiness key exists). Waiting events alone are not enough: a worker keeps instances
+ * forked ahead, so an event is taken at once and its queue stays short while up to {@code
+ * max_concurrency} instances share the CPU. {@link Invoker} reads these inside the script that
+ * queues the invocation (the same round trip), compares them with the {@link Quota} given here and
+ * writes nothing when the app is at its bound: the check costs a few O(1) commands in Redis and no
+ * round trip. Both bounds are soft by the invocations admitted at the same moment.
  *
  * <p>The per-app bound is exact (every call reads its app's queues). The per-host bound adds, to
  * the app's fresh count, what this frontend saw of the host's other apps in the last {@link
@@ -53,11 +56,13 @@ final class Admission {
   }
 
   /**
-   * What the script is told about one invocation: which queues to count and the most events they
-   * may hold for it to be queued.
+   * What the script is told about one invocation: what to count and the most it may find for the
+   * invocation to be queued.
    *
-   * @param queues the Redis keys of the app's grain queues on the host (UTF-8)
-   * @param limit the invocation is queued only while the queues hold fewer events than this
+   * @param queues per grain of the app on the host, three Redis keys (UTF-8): its queue (counted by
+   *     {@code LLEN}), its worker's readiness key and its metrics hash (whose {@code in_flight} is
+   *     counted while the readiness key exists)
+   * @param limit the invocation is queued only while the count is below this
    */
   record Quota(byte[][] queues, long limit) {}
 
@@ -89,6 +94,9 @@ final class Admission {
 
     private final String hostId;
     private final ConcurrentHashMap<String, Seen> seen = new ConcurrentHashMap<>();
+    // asynchronous invocations admitted and waiting for their backup's ack, by app
+    private final ConcurrentHashMap<String, java.util.concurrent.atomic.AtomicLong> pending =
+        new ConcurrentHashMap<>();
     // the app's queue keys, by the grains the host runs (kept while the set is the same)
     private final ConcurrentHashMap<String, Map.Entry<Set<String>, byte[][]>> keys =
         new ConcurrentHashMap<>();
@@ -106,12 +114,29 @@ final class Admission {
       return new Quota(queues(app, grains), Math.min(config.maxQueuedPerApp(), room));
     }
 
-    /** Records that {@code app} had {@code queued} events waiting here, as a call just read. */
+    /** How many invocations of {@code app} this frontend admitted here and has not queued yet. */
+    long pending(String app) {
+      java.util.concurrent.atomic.AtomicLong count = pending.get(app);
+      return count == null ? 0 : count.get();
+    }
+
+    /** Adds {@code delta} to {@link #pending(String)}. */
+    void pending(String app, long delta) {
+      pending
+          .computeIfAbsent(app, a -> new java.util.concurrent.atomic.AtomicLong())
+          .addAndGet(delta);
+    }
+
+    /**
+     * Records that {@code app} had {@code queued} events waiting or running here, as a call just
+     * read. Capped at the per-app bound: the count comes from keys the app's own grains may write,
+     * and must not let one app take the host's room from the others.
+     */
     void saw(String app, long queued) {
       if (queued <= 0) {
         seen.remove(app);
       } else {
-        seen.put(app, new Seen(queued, nanoTime.getAsLong()));
+        seen.put(app, new Seen(Math.min(queued, config.maxQueuedPerApp()), nanoTime.getAsLong()));
       }
     }
 
@@ -127,7 +152,7 @@ final class Admission {
                   + hostId
                   + "': "
                   + queued
-                  + " of its events wait to start, at most "
+                  + " of its events wait or run, at most "
                   + config.maxQueuedPerApp()
                   + " per application (admission.max_queued_per_app)"
               : "' is at the host's bound on host '"
@@ -136,7 +161,7 @@ final class Admission {
                   + queued
                   + " of its events and about "
                   + Math.max(0, config.maxQueuedPerHost() - quota.limit())
-                  + " of other applications wait to start, at most "
+                  + " of other applications wait or run, at most "
                   + config.maxQueuedPerHost()
                   + " per host (admission.max_queued_per_host)";
       return new Busy(
@@ -167,7 +192,11 @@ final class Admission {
       byte[][] built =
           grains.stream()
               .sorted()
-              .map(g -> Keys.grain(app, g).getBytes(StandardCharsets.UTF_8))
+              .flatMap(
+                  g ->
+                      java.util.stream.Stream.of(
+                          Keys.grain(app, g), Keys.ready(app, g), Keys.metrics(app, g)))
+              .map(k -> k.getBytes(StandardCharsets.UTF_8))
               .toArray(byte[][]::new);
       keys.put(app, Map.entry(Set.copyOf(grains), built));
       return built;

@@ -6,8 +6,6 @@ import dev.sand.contracts.Names;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpStatus;
 
 /**
@@ -19,11 +17,8 @@ final class AppHosts {
   /** How a submission ended. */
   sealed interface Outcome permits Queued, Full, Failed {}
 
-  /**
-   * Queued on a host; {@code backup} publishes a synchronous invocation's backup when asked ({@link
-   * Invoker#admit}).
-   */
-  record Queued(Supplier<CompletableFuture<Void>> backup) implements Outcome {}
+  /** Admitted by a host: queued, or (asynchronous) to be queued once backed up. */
+  record Queued(Invoker.Submitted submitted) implements Outcome {}
 
   /** Every host that runs the app is at a bound: the first refusal. Nothing was queued. */
   record Full(Admission.Busy busy) implements Outcome {}

@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -67,6 +69,15 @@ final class HostLinks implements AutoCloseable {
   private final PendingReplies pending;
   private final KafkaEntry kafka;
   private final Admission admission;
+  // queues asynchronous invocations once their backup is acknowledged (off Kafka's thread)
+  private final ExecutorService afterAck =
+      Executors.newFixedThreadPool(
+          2,
+          task -> {
+            Thread thread = new Thread(task, "after-ack");
+            thread.setDaemon(true);
+            return thread;
+          });
   private final AtomicInteger next = new AtomicInteger();
   private final Thread connector;
   private volatile boolean running = true;
@@ -121,7 +132,8 @@ final class HostLinks implements AutoCloseable {
             frontendId,
             Clock.systemUTC(),
             kafka,
-            admission.host(link.host.id()));
+            admission.host(link.host.id()),
+            afterAck);
     link.dispatcher = ReplyDispatcher.start(bus, frontendId, pending);
     link.bus = bus;
     LOG.atInfo().addKeyValue("host_id", link.host.id()).log("host linked");
@@ -218,6 +230,7 @@ final class HostLinks implements AutoCloseable {
   public void close() {
     running = false;
     connector.interrupt();
+    afterAck.shutdown();
     for (Link link : links) {
       ReplyDispatcher dispatcher = link.dispatcher;
       if (dispatcher != null) {

@@ -141,25 +141,55 @@ final class InvokeRoute {
           "cannot queue execution of application '" + app + "': " + failed.message());
       return;
     }
-    Supplier<CompletableFuture<Void>> backedUp = ((AppHosts.Queued) outcome).backup();
+    Invoker.Submitted submitted = ((AppHosts.Queued) outcome).submitted();
+    response.getHeaders().put(EXECUTION_HEADER, id);
+    if (result == null) {
+      // 202 once it is on the local bus: an asynchronous invocation after its backup's ack,
+      // answered from the thread that queued it (no Jetty thread waits for the broker)
+      submitted
+          .queued()
+          .whenComplete(
+              (ok, error) -> {
+                if (error == null) {
+                  logQueued(invocation);
+                  JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
+                  return;
+                }
+                if (invocation.name() != null) {
+                  names.release(invocation, caller);
+                }
+                Throwable cause = error.getCause() != null ? error.getCause() : error;
+                JsonHttp.error(
+                    response,
+                    callback,
+                    HttpStatus.SERVICE_UNAVAILABLE_503,
+                    "cannot queue execution of application '" + app + "': " + describe(cause));
+              });
+      return;
+    }
+    logQueued(invocation);
+    // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
+    request.addIdleTimeoutListener(idle -> false);
+    Supplier<CompletableFuture<Void>> backup = submitted.backup();
+    result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+  }
+
+  private static void logQueued(Invocation invocation) {
     LOG.atInfo()
-        .addKeyValue("execution_id", id)
-        .addKeyValue("app", app)
+        .addKeyValue("execution_id", invocation.executionId())
+        .addKeyValue("app", invocation.app())
         .addKeyValue("workflow", invocation.workflow())
         .addKeyValue("grain", invocation.entryGrain())
         .addKeyValue("mode", invocation.sync() ? "sync" : "async")
         .addKeyValue("via", invocation.viaKafka() ? "kafka" : "local")
         .addKeyValue("input_bytes", invocation.input().length)
         .log("invocation queued");
-    response.getHeaders().put(EXECUTION_HEADER, id);
-    if (result == null) {
-      JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
-      return;
-    }
-    // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
-    request.addIdleTimeoutListener(idle -> false);
-    Supplier<CompletableFuture<Void>> backup = backedUp;
-    result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+  }
+
+  private static String describe(Throwable error) {
+    return error instanceof java.util.concurrent.TimeoutException
+        ? "no acknowledgement from the global bus in " + Invoker.ACK_TIMEOUT.toSeconds() + " s"
+        : error.getMessage();
   }
 
   /**
@@ -218,7 +248,24 @@ final class InvokeRoute {
         new Invocation(
             id, app, chosen, entry, input, false, false, false, target.app().backups(), headers);
     try {
-      target.link().invoker.submit(invocation);
+      // a redrive is rare and answered when queued: waiting for the broker here is fine
+      target.link().invoker.submit(invocation).queued().get(15, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new Refused(
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution '"
+              + id
+              + "' of application '"
+              + app
+              + "': "
+              + describe(e.getCause()));
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new Refused(
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution '" + id + "' of application '" + app + "': timed out");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, "interrupted");
     } catch (LocalBusException | KafkaEntry.EntryException e) {
       throw new Refused(
           HttpStatus.SERVICE_UNAVAILABLE_503,

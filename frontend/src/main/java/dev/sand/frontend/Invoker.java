@@ -9,9 +9,11 @@ import dev.sand.contracts.Keys;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Topics;
+import dev.sand.contracts.contractsConstants;
 import io.lettuce.core.ScriptOutputType;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -20,6 +22,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -34,13 +38,22 @@ import java.util.function.Supplier;
  * Redis round trip (two for an invocation backed up before it is queued, and the broker's ack).
  */
 final class Invoker {
-  // KEYS: status, agent queue, entry queue, incarnation, then the queues admission counts;
-  // ARGV: status document, its TTL (ms), agent copy ('' = none), event, limit (-1 = no check).
-  // Writes nothing when the counted queues hold `limit` events or more (decision 0023).
+  // KEYS: status, agent queue, entry queue, incarnation, then per grain admission counts: its
+  // queue, its worker's readiness key, its metrics hash (Admission.Quota); ARGV: status
+  // document, its TTL (ms), agent copy ('' = none), event, limit (-1 = no check), the metric's
+  // field name (contracts.thrift METRIC_IN_FLIGHT). Writes
+  // nothing when the grains' queued and running events are `limit` or more (decision 0023).
+  // in_flight is written by the app's own processes: a number or nothing, never trusted further.
   private static final byte[] SCRIPT =
       """
       local queued = 0
-      for i = 5, #KEYS do queued = queued + redis.call('LLEN', KEYS[i]) end
+      for i = 5, #KEYS, 3 do
+        queued = queued + redis.call('LLEN', KEYS[i])
+        if redis.call('EXISTS', KEYS[i + 1]) == 1 then
+          local running = tonumber(redis.call('HGET', KEYS[i + 2], ARGV[6])) or 0
+          if running > 0 then queued = queued + math.min(running, 1000000) end
+        end
+      end
       local limit = tonumber(ARGV[5])
       if limit >= 0 and queued >= limit then return {0, queued} end
       redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -50,15 +63,24 @@ final class Invoker {
       """
           .getBytes(StandardCharsets.UTF_8);
 
-  // KEYS: incarnation, then the queues admission counts. What an invocation that must be backed
-  // up before it is queued (async, or through Kafka) reads first, in place of a plain GET.
+  // KEYS: incarnation, then the keys admission counts (as above). What an invocation that must be
+  // backed up before it is queued (async, or through Kafka) reads first, in place of a plain GET.
+  // ARGV: the metric's field name.
   private static final byte[] PROBE =
       """
       local queued = 0
-      for i = 2, #KEYS do queued = queued + redis.call('LLEN', KEYS[i]) end
+      for i = 2, #KEYS, 3 do
+        queued = queued + redis.call('LLEN', KEYS[i])
+        if redis.call('EXISTS', KEYS[i + 1]) == 1 then
+          local running = tonumber(redis.call('HGET', KEYS[i + 2], ARGV[1])) or 0
+          if running > 0 then queued = queued + math.min(running, 1000000) end
+        end
+      end
       return {queued, redis.call('GET', KEYS[1])}
       """
           .getBytes(StandardCharsets.UTF_8);
+
+  private static final byte[] IN_FLIGHT = bytes(contractsConstants.METRIC_IN_FLIGHT);
 
   private static final Admission.Quota UNCHECKED = new Admission.Quota(new byte[0][], -1);
 
@@ -68,6 +90,7 @@ final class Invoker {
   private final Clock clock;
   private final KafkaEntry kafka;
   private final Admission.HostBacklog backlog;
+  private final Executor afterAck;
   private static final Supplier<CompletableFuture<Void>> DONE =
       () -> CompletableFuture.completedFuture(null);
   // the incarnation stamped when the host's agent has not written its own yet: an unknown host,
@@ -78,6 +101,8 @@ final class Invoker {
    * @param hostId this host (the event's {@code host}; names the agent queue)
    * @param frontendId this frontend ({@code reply_to} of synchronous invocations)
    * @param backlog what this frontend saw of the host's queues (admission control, decision 0023)
+   * @param afterAck where an asynchronous invocation is queued once the broker acknowledged its
+   *     backup (never the producer's own thread, which must not wait on Redis)
    */
   Invoker(
       RedisLocalBus bus,
@@ -85,14 +110,30 @@ final class Invoker {
       String frontendId,
       Clock clock,
       KafkaEntry kafka,
-      Admission.HostBacklog backlog) {
+      Admission.HostBacklog backlog,
+      Executor afterAck) {
     this.bus = bus;
     this.backlog = backlog;
+    this.afterAck = afterAck;
     this.kafka = kafka;
     this.hostId = Names.requireHostId(hostId);
     this.frontendId = Names.requireHostId(frontendId);
     this.clock = clock;
   }
+
+  /** How long an asynchronous invocation waits for the broker to acknowledge its backup. */
+  static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * An admitted invocation.
+   *
+   * @param queued completes once the INVOKE event is on the local bus (at once for a synchronous
+   *     invocation; for an asynchronous one, after its backup was acknowledged), exceptionally with
+   *     the {@link dev.sand.bus.redis.LocalBusException} or {@link KafkaEntry.EntryException} that
+   *     kept it off (then nothing was queued)
+   * @param backup publishes a synchronous invocation's backup when asked (see {@link #admit})
+   */
+  record Submitted(CompletableFuture<Void> queued, Supplier<CompletableFuture<Void>> backup) {}
 
   /** A new execution id: a random UUID as 32 hex digits. */
   static String newId() {
@@ -117,8 +158,7 @@ final class Invoker {
    * @throws KafkaEntry.EntryException when an asynchronous invocation's backup, or an invocation
    *     through Kafka, is not acknowledged (nothing was queued)
    */
-  Supplier<CompletableFuture<Void>> admit(Invocation invocation, Set<String> grains)
-      throws Admission.Busy {
+  Submitted admit(Invocation invocation, Set<String> grains) throws Admission.Busy {
     return submit(invocation, backlog.quota(invocation.app(), grains));
   }
 
@@ -126,7 +166,7 @@ final class Invoker {
    * As {@link #admit}, without a bound: what a redrive queues (an execution accepted before, run
    * again by its owner's explicit request).
    */
-  Supplier<CompletableFuture<Void>> submit(Invocation invocation) {
+  Submitted submit(Invocation invocation) {
     try {
       return submit(invocation, UNCHECKED);
     } catch (Admission.Busy e) {
@@ -134,8 +174,7 @@ final class Invoker {
     }
   }
 
-  private Supplier<CompletableFuture<Void>> submit(Invocation invocation, Admission.Quota quota)
-      throws Admission.Busy {
+  private Submitted submit(Invocation invocation, Admission.Quota quota) throws Admission.Busy {
     long now = clock.millis();
     EventMessage event = event(invocation, now);
     String topic = Topics.grain(invocation.app(), invocation.entryGrain());
@@ -144,27 +183,44 @@ final class Invoker {
       // the host agent that takes it from the topic writes the PROCESSING copy
       bus.set(Keys.result(invocation.executionId()), running(invocation, now), ResultDocument.TTL);
       kafka.publish(topic, invocation.executionId(), EventCodec.encode(event), null);
-      return DONE;
+      return new Submitted(CompletableFuture.completedFuture(null), DONE);
     }
     EventMessage backup = event.deepCopy().setFlag(EventFlag.PROCESSING);
     if (!invocation.backups()) {
       // no copy for the agent either: nothing would ever mark it finished, and another run
       // of the agent would take it for lost work and run it again
       queue(invocation, event, null, now, quota);
-      return DONE;
+      return new Submitted(CompletableFuture.completedFuture(null), DONE);
     }
     byte[] record = EventCodec.encode(backup);
     if (invocation.sync()) {
       String incarnation = queue(invocation, event, backup, now, quota);
-      return () -> kafka.send(topic, invocation.executionId(), record, incarnation);
+      return new Submitted(
+          CompletableFuture.completedFuture(null),
+          () -> kafka.send(topic, invocation.executionId(), record, incarnation));
     }
     String incarnation = probe(invocation, quota);
-    kafka.publish(topic, invocation.executionId(), record, incarnation);
     // the agent tracks the copy (a dead sandbox's work is replayed from it) without publishing it
     backup.putToHeaders(Topics.BACKED_UP_HEADER, "1");
-    // admitted by the probe and backed up: queued whatever the queues hold now
-    queue(invocation, event, backup, now, UNCHECKED);
-    return DONE;
+    // no thread waits for the broker: admitted by the probe, counted as pending until queued
+    // (whatever the queues hold then), or until the broker refused it
+    backlog.pending(invocation.app(), 1);
+    CompletableFuture<Void> queued =
+        kafka
+            .send(topic, invocation.executionId(), record, incarnation)
+            .orTimeout(ACK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            .thenRunAsync(() -> queueAdmitted(invocation, event, backup, now), afterAck);
+    queued.whenComplete((ok, error) -> backlog.pending(invocation.app(), -1));
+    return new Submitted(queued, DONE);
+  }
+
+  private void queueAdmitted(
+      Invocation invocation, EventMessage event, EventMessage copy, long now) {
+    try {
+      queue(invocation, event, copy, now, UNCHECKED);
+    } catch (Admission.Busy e) {
+      throw new IllegalStateException("an unchecked invocation was refused", e);
+    }
   }
 
   /**
@@ -180,8 +236,9 @@ final class Invoker {
     List<Object> reply =
         bus.call(
             "EVAL (queue lengths, incarnation) for execution '" + invocation.executionId() + "'",
-            c -> c.<List<Object>>eval(PROBE, ScriptOutputType.MULTI, keys));
-    long queued = (Long) reply.get(0);
+            c -> c.<List<Object>>eval(PROBE, ScriptOutputType.MULTI, keys, IN_FLIGHT));
+    // asynchronous invocations this frontend admitted and has not queued yet count too
+    long queued = (Long) reply.get(0) + backlog.pending(invocation.app());
     admitted(invocation, quota, queued);
     return text(reply.size() > 1 ? reply.get(1) : null);
   }
@@ -219,7 +276,8 @@ final class Invoker {
       bytes(Long.toString(ResultDocument.TTL.toMillis())),
       copy == null ? new byte[0] : EventCodec.encode(copy),
       EventCodec.encode(event),
-      bytes(Long.toString(quota.limit()))
+      bytes(Long.toString(quota.limit())),
+      IN_FLIGHT
     };
     List<Object> reply =
         bus.call(

@@ -15,14 +15,32 @@ class AdmissionTest {
   private final Admission admission = new Admission(new AdmissionConfig(10, 25, 2), now::get);
   private final Admission.HostBacklog host = admission.host("host-1");
 
-  /** An idle host gives an app its own bound, counting every queue of its grains on the host. */
+  /**
+   * An idle host gives an app its own bound, counting per grain on the host its queue and, while
+   * its worker is ready, the instances it runs.
+   */
   @Test
-  void quota_idleHost_isThePerAppBound_overTheAppsGrainQueues() {
+  void quota_idleHost_isThePerAppBound_overTheAppsGrains() {
     Admission.Quota quota = host.quota("hello", Set.of("shout", "greet"));
 
     assertThat(quota.limit()).isEqualTo(10);
     assertThat(Arrays.stream(quota.queues()).map(k -> new String(k, StandardCharsets.UTF_8)))
-        .containsExactly("sand:q:hello:greet", "sand:q:hello:shout");
+        .containsExactly(
+            "sand:q:hello:greet",
+            "sand:ready:hello:greet",
+            "sand:metrics:hello:greet",
+            "sand:q:hello:shout",
+            "sand:ready:hello:shout",
+            "sand:metrics:hello:shout");
+  }
+
+  /** What one app reports counts against the others at most up to the per-app bound. */
+  @Test
+  void saw_moreThanThePerAppBound_countsAsTheBound() {
+    host.saw("greedy", 1_000_000);
+    host.saw("orders", 9);
+
+    assertThat(host.quota("hello", Set.of("greet")).limit()).isEqualTo(25 - 10 - 9);
   }
 
   /** Other apps' recent backlogs shrink the room the host bound leaves; the app's own does not. */
@@ -39,7 +57,8 @@ class AdmissionTest {
   /** A backlog seen longer ago than FRESH_MS no longer counts: that app drained or went quiet. */
   @Test
   void quota_staleBacklog_isForgotten() {
-    host.saw("thumbs", 20);
+    host.saw("thumbs", 10);
+    host.saw("orders", 10);
     assertThat(host.quota("hello", Set.of("greet")).limit()).isEqualTo(5);
 
     now.addAndGet((Admission.FRESH_MS + 1) * 1_000_000L);
@@ -56,8 +75,8 @@ class AdmissionTest {
 
     assertThat(busy.getMessage())
         .isEqualTo(
-            "application 'hello' is at its bound on host 'host-1': 10 of its events wait to"
-                + " start, at most 10 per application (admission.max_queued_per_app); retry in 2"
+            "application 'hello' is at its bound on host 'host-1': 10 of its events wait or"
+                + " run, at most 10 per application (admission.max_queued_per_app); retry in 2"
                 + " s");
     assertThat(busy.retryAfterS).isEqualTo(2);
     assertThat(busy.body()).containsEntry("retry_after_s", 2).containsKey("error");
@@ -66,14 +85,15 @@ class AdmissionTest {
   /** A refusal at the host's bound says so, and how much of it other apps hold. */
   @Test
   void busy_atHostBound_namesTheHostBound() {
-    host.saw("thumbs", 22);
+    host.saw("thumbs", 10);
+    host.saw("orders", 9);
     Admission.Quota quota = host.quota("hello", Set.of("greet"));
 
-    Admission.Busy busy = host.busy("hello", quota, 3);
+    Admission.Busy busy = host.busy("hello", quota, 6);
 
-    assertThat(quota.limit()).isEqualTo(3);
+    assertThat(quota.limit()).isEqualTo(6);
     assertThat(busy.getMessage())
-        .contains("at the host's bound on host 'host-1': 3 of its events and about 22 of other")
+        .contains("at the host's bound on host 'host-1': 6 of its events and about 19 of other")
         .contains("at most 25 per host (admission.max_queued_per_host)");
   }
 }

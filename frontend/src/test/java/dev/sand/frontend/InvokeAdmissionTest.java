@@ -167,6 +167,33 @@ class InvokeAdmissionTest {
     assertThat(queued(bus1, "upper")).isEqualTo(PER_APP);
   }
 
+  /**
+   * The instances a grain's worker reports running count while its readiness key exists: a worker
+   * takes events at once into instances forked ahead, so its queue alone says little.
+   */
+  @Test
+  void invoke_instancesRunning_countWhileTheWorkerIsReady() throws Exception {
+    start();
+    bus1.call(
+        "HSET",
+        c ->
+            c.hset(
+                Keys.metrics("hello", "greet").getBytes(StandardCharsets.UTF_8),
+                "in_flight".getBytes(StandardCharsets.UTF_8),
+                Integer.toString(PER_APP).getBytes(StandardCharsets.UTF_8)));
+    // no readiness key: a worker that died long ago reports nothing
+    assertThat(invoke("mode=async").statusCode()).isEqualTo(202);
+    bus1.set(
+        Keys.ready("hello", "greet"),
+        "42".getBytes(StandardCharsets.UTF_8),
+        Duration.ofSeconds(10));
+
+    HttpResponse<String> refused = invoke("mode=async");
+
+    assertThat(refused.statusCode()).isEqualTo(429);
+    assertThat(refused.body()).contains(PER_APP + 1 + " of its events wait or run");
+  }
+
   /** Events waiting for any grain of the app count, not only its entry grain's. */
   @Test
   void invoke_laterGrainsQueueFull_isRefusedToo() throws Exception {
