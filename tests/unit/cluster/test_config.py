@@ -153,3 +153,19 @@ def test_admission_badBound_namesKeyAndRule(values: dict[str, object], message: 
     """A bound out of range is refused at start-up, naming the key, the rule and the value."""
     with pytest.raises(ConfigError, match=message):
         load_config(env={}, overrides={"admission": values})
+
+
+def test_javaServices_everyMemoryRegionHasACeiling() -> None:
+    """The host agent and the frontends start with a ceiling on heap, direct buffers,
+    metaspace and code cache, and glibc's arenas capped (decision 0023): their resident
+    memory is bounded under any load."""
+    from sand.cluster.services import build_services
+
+    config = load_config(env={})
+    java = [s for s in build_services(config) if "java" in s.argv]
+    assert {s.name for s in java} >= {"host-agent", "frontend-1", "frontend-2"}
+    for spec in (s for s in java if "-Dsand.service=" + s.name in s.argv):
+        assert any(a.startswith("-Xmx") for a in spec.argv), spec.name
+        for flag in ("MaxDirectMemorySize", "MaxMetaspaceSize", "ReservedCodeCacheSize"):
+            assert any(a.startswith(f"-XX:{flag}=") for a in spec.argv), (spec.name, flag)
+        assert ("MALLOC_ARENA_MAX", "2") in spec.env, spec.name
