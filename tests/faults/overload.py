@@ -60,6 +60,10 @@ class Run:
     def accepted_async(self) -> list[str]:
         return [a.execution_id for a in self.answers if a.mode == "async" and a.status == 202]
 
+    def refusal_ms(self) -> list[float]:
+        """Latencies of the calls answered 429, sorted: how fast a refusal comes."""
+        return sorted(a.latency_ms for a in self.answers if a.status == 429)
+
     def goodput(self) -> float:
         """Synchronous calls answered 200 per second of the run."""
         return len(self.admitted_sync_ms()) / self.seconds
@@ -109,6 +113,10 @@ def run_load(
         check=True,
         timeout=seconds + timeout_s + 60,
     )
+    # kept for a look afterwards (build/ is not committed)
+    record = ROOT / "build" / "overload" / f"{rate:.0f}-per-s-{seconds:.0f}-s.jsonl"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(done.stdout)
     answers = []
     for line in done.stdout.splitlines():
         doc = json.loads(line)

@@ -85,10 +85,12 @@ def _ended(session: requests.Session, gateway: str, ids: list[str]) -> dict[str,
 
 def _summary(name: str, run: Run) -> str:
     admitted = run.admitted_sync_ms()
+    refused = run.refusal_ms()
     return (
         f"{name}: {len(run.answers)} requests in {run.seconds:.1f} s, statuses "
         f"{dict(sorted(run.statuses().items()))}, admitted sync p50 "
         f"{percentile(admitted, 0.5):.1f} ms p99 {percentile(admitted, 0.99):.1f} ms, "
+        f"429 p50 {percentile(refused, 0.5):.1f} ms p99 {percentile(refused, 0.99):.1f} ms, "
         f"goodput {run.goodput():.1f}/s"
     )
 
@@ -159,7 +161,9 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
     print(
         f"overload: sent {len(over.answers)}, answered {answered}, admitted {admitted}, "
         f"refused {counts.get(429, 0)}, lost {len(lost)} (of {len(accepted)} accepted async, "
-        f"{len(failed)} not SUCCEEDED)"
+        f"{len(failed)} not SUCCEEDED: {dict(Counter(statuses[e] for e in failed))}); "
+        f"no answer in {TIMEOUT_S:.0f} s {counts.get(0, 0)}, other "
+        f"{ {k: v for k, v in counts.items() if k not in (0, 200, 202, 429)} }"
     )
     print(
         f"admitted sync p50: half load {percentile(half.admitted_sync_ms(), 0.5):.1f} ms, "
