@@ -157,3 +157,13 @@ def run_with_faults(
     assert not outcome.lost, f"{len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
     assert not outcome.wrong, outcome.wrong[:3]
     return outcome, load, fault_times
+
+
+def deploy_everywhere(cluster: MultiHostCluster, app_dir: Path, timeout_s: float = 120) -> None:
+    """Deploys the app in ``app_dir`` (process sandboxes) and waits until every host runs this
+    version of it."""
+    client = SandClient(cluster.gateway_url, token=cluster.admin_token)
+    version = int(client.deploy(app_dir, backend="process")["version"])
+    name = app_dir.name  # the apps deployed this way are named after their directory
+    _DEPLOYED[name] = version
+    await_everywhere(cluster, (AppUnderLoad(name, 0.0, 0.0, {}, 0),), timeout_s)

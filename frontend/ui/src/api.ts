@@ -10,16 +10,30 @@ export function setToken(token: string | null): void {
   else sessionStorage.setItem(TOKEN_KEY, token);
 }
 
-/** A refusal or failure of the server, with its message (and problems, when it gave some). */
+/**
+ * A refusal or failure of the server, with its message (and problems, when it gave some).
+ * `retryAfterS`: for a 429 (busy: the app's hosts are at their admission bound, decision 0023),
+ * the seconds to wait before trying again; null otherwise or when the server did not say.
+ */
 export class ApiError extends Error {
   constructor(
     message: string,
     readonly status: number,
     readonly problems: string[] = [],
+    readonly retryAfterS: number | null = null,
   ) {
     super(message);
     this.name = "ApiError";
   }
+}
+
+/** The seconds of a 429: the body's `retry_after_s`, else the `Retry-After` header's. */
+function retryAfterOf(res: Response, body: Record<string, unknown> | null): number | null {
+  if (res.status !== 429) return null;
+  const fromBody = body?.retry_after_s;
+  if (typeof fromBody === "number" && Number.isInteger(fromBody) && fromBody >= 0) return fromBody;
+  const header = res.headers.get("Retry-After")?.trim() ?? "";
+  return /^\d+$/.test(header) ? Number(header) : null;
 }
 
 type Json = unknown;
@@ -41,9 +55,14 @@ export async function errorOf(res: Response): Promise<ApiError> {
           ? `${body.Error}${typeof body.Cause === "string" ? `: ${body.Cause}` : ""}`
           : text;
     const problems = Array.isArray(body.problems) ? body.problems.map(String) : [];
-    return new ApiError(message || `HTTP ${res.status}`, res.status, problems);
+    return new ApiError(message || `HTTP ${res.status}`, res.status, problems, retryAfterOf(res, body));
   } catch {
-    return new ApiError(text.trim() || `HTTP ${res.status} ${res.statusText}`, res.status);
+    return new ApiError(
+      text.trim() || `HTTP ${res.status} ${res.statusText}`,
+      res.status,
+      [],
+      retryAfterOf(res, null),
+    );
   }
 }
 

@@ -116,3 +116,56 @@ def test_uiDir_defaultsUnderHome_fileAndEnvironmentOverride(tmp_path: Path) -> N
 def test_uiDir_notAString_isRefused() -> None:
     with pytest.raises(ConfigError, match=r"frontend.ui_dir must be a string, got 5"):
         load_config(env={}, overrides={"frontend": {"ui_dir": 5}})
+
+
+def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
+    """[admission] has committed defaults; the environment overrides them; cluster.json
+    carries them to the frontends (decision 0023)."""
+    default = load_config(env={}).admission
+    assert (default.max_queued_per_app, default.max_queued_per_host, default.retry_after_s) == (
+        8,
+        32,
+        1,
+    )
+    config = load_config(env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5"})
+    assert config.admission.max_queued_per_app == 5
+    document = cluster_document(config, config.host_plans[0], config.state_dir)
+    assert document["admission"] == {
+        "max_queued_per_app": 5,
+        "max_queued_per_host": 32,
+        "retry_after_s": 1,
+    }
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"max_queued_per_app": 0}, r"admission.max_queued_per_app .* from 1 to 1000000, got 0"),
+        (
+            {"max_queued_per_app": 10, "max_queued_per_host": 5},
+            r"admission.max_queued_per_host .* from 10 to 1000000, got 5",
+        ),
+        ({"retry_after_s": 0}, r"admission.retry_after_s .* from 1 to 3600, got 0"),
+        ({"retry_after_s": True}, r"admission.retry_after_s .* got True"),
+    ],
+)
+def test_admission_badBound_namesKeyAndRule(values: dict[str, object], message: str) -> None:
+    """A bound out of range is refused at start-up, naming the key, the rule and the value."""
+    with pytest.raises(ConfigError, match=message):
+        load_config(env={}, overrides={"admission": values})
+
+
+def test_javaServices_everyMemoryRegionHasACeiling() -> None:
+    """The host agent and the frontends start with a ceiling on heap, direct buffers,
+    metaspace and code cache, and glibc's arenas capped (decision 0023): their resident
+    memory is bounded under any load."""
+    from sand.cluster.services import build_services
+
+    config = load_config(env={})
+    java = [s for s in build_services(config) if "java" in s.argv]
+    assert {s.name for s in java} >= {"host-agent", "frontend-1", "frontend-2"}
+    for spec in (s for s in java if "-Dsand.service=" + s.name in s.argv):
+        assert any(a.startswith("-Xmx") for a in spec.argv), spec.name
+        for flag in ("MaxDirectMemorySize", "MaxMetaspaceSize", "ReservedCodeCacheSize"):
+            assert any(a.startswith(f"-XX:{flag}=") for a in spec.argv), (spec.name, flag)
+        assert ("MALLOC_ARENA_MAX", "2") in spec.env, spec.name

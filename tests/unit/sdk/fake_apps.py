@@ -2,7 +2,8 @@
 ndjson progress stream), list, show, undeploy, logs and invoke, over a dict of apps, as an
 ``http.server`` in a thread on 127.0.0.1. It asks for no token (the identity routes have
 their twin in ``tests.unit.fake_sand``) and answers as ``frontend/openapi.yaml`` says:
-404 ``{"error"}`` for an app that is not deployed or a workflow it does not have."""
+404 ``{"error"}`` for an app that is not deployed or a workflow it does not have, 429 with
+``Retry-After`` for an app marked busy."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ class AppsStore:
     logs: dict[str, list[str]] = field(default_factory=dict)
     # what a deploy answers with: the problems of a failed deploy, or None to succeed
     deploy_problems: list[str] | None = None
+    # apps whose invocations are refused as busy (429), with the Retry-After they get
+    busy: dict[str, int] = field(default_factory=dict)
 
     def add(self, name: str, workflows: tuple[str, ...] = ("main",)) -> None:
         self.apps[name] = {
@@ -92,6 +95,18 @@ class _Handler(BaseHTTPRequestHandler):
                         f"(workflows: {names})"
                     },
                 )
+            if parts[2] in store.busy:
+                retry = store.busy[parts[2]]
+                message = (
+                    f"application '{parts[2]}' is at its bound on host 'host-1': 8 of its "
+                    "events wait or run, at most 8 per application "
+                    f"(admission.max_queued_per_app); retry in {retry} s"
+                )
+                return self._send(
+                    429,
+                    {"error": message, "retry_after_s": retry},
+                    {"Retry-After": str(retry)},
+                )
             body = json.loads(raw) if raw.strip() else None
             return self._send(200, {"execution_id": "ex-1", "status": "SUCCEEDED", "output": body})
         return self._send(404, {"error": "no such route"})
@@ -110,9 +125,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _send(self, status: int, doc: Any) -> None:
+    def _send(self, status: int, doc: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(doc).encode()
         self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()

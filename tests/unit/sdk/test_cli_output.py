@@ -228,6 +228,36 @@ def test_emulate_unknownWorkflow_suggestsTheClosest() -> None:
     assert "no workflow called 'mian' (the app has: main); did you mean 'main'?" in result.stderr
 
 
+# -- busy (429) ---------------------------------------------------------------------------
+
+
+def test_invoke_busy_saysBusyAndWhenToRetry_exit2_noTraceback(server: FakeApps) -> None:
+    """A 429 is shown as `busy: application 'X' ... retry in N s` on one line, exit 2, never a
+    traceback; sync and async alike (decision 0023)."""
+    server.store.busy["hello"] = 3
+    for extra in ([], ["--async"]):
+        result = run("invoke", "hello", "--input", "{}", *extra, "--url", server.url)
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr.startswith("busy: application 'hello' is at its bound on host")
+        assert result.stderr.rstrip().endswith("retry in 3 s")
+        assert "Traceback" not in result.stderr and result.stdout == ""
+    del server.store.busy["hello"]
+    ok = run("invoke", "hello", "--input", "{}", "--url", server.url)
+    assert ok.exit_code == 0, ok.stderr
+
+
+def test_invoke_busyJson_theErrorDocumentCarriesRetryAfter(server: FakeApps) -> None:
+    """Under --json a 429 is one JSON document on stderr with status and retry_after_s."""
+    server.store.busy["hello"] = 2
+    result = run("invoke", "hello", "--input", "{}", "--json", "--url", server.url)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    error = json.loads(result.stderr)["error"]
+    assert error["status"] == 429
+    assert error["retry_after_s"] == 2
+    assert "admission.max_queued_per_app" in error["message"]
+
+
 # -- logs --follow -----------------------------------------------------------------------
 
 

@@ -454,10 +454,11 @@ def test_aNewStatus_withoutAClass_isNamed(spec: Spec) -> None:
     """A status added to an operation without an exception class fails, naming it."""
 
     def add(s: Spec) -> None:
-        s["paths"]["/v1/whoami"]["get"]["responses"]["429"] = {"description": "slow down"}
+        # 429 has a class now (Busy); 422 has none
+        s["paths"]["/v1/whoami"]["get"]["responses"]["422"] = {"description": "unprocessable"}
 
     assert new_problems("statuses", spec, add) == [
-        "GET /v1/whoami: status 429 has no exception class "
+        "GET /v1/whoami: status 422 has no exception class "
         "(add one to sand.client.errors.STATUS_ERRORS)"
     ]
 

@@ -1,6 +1,7 @@
 import { useEffect, useState } from "react";
 import { Link, useNavigate, useParams } from "react-router-dom";
-import { ApiError, enc, getJson, request, type AppMetadata, type WorkflowDoc } from "../api";
+import { enc, getJson, request, type AppMetadata, type WorkflowDoc } from "../api";
+import { invokeErrorText } from "../lib/errors";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, useAsync } from "../components/common";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 
@@ -72,7 +73,7 @@ export function AppPage() {
           : null);
       setOutcome({ status: res.status, body: parsed, executionId: id });
     } catch (e) {
-      setInvokeError(e instanceof ApiError ? `${e.status}: ${e.message}` : String(e));
+      setInvokeError(invokeErrorText(e));
     } finally {
       setInvoking(false);
     }

@@ -12,14 +12,15 @@ from click.shell_completion import CompletionItem
 
 from sand.cli.output import error_exit
 from sand.cli.output import stderr as stderr  # re-exported: other command modules use it
-from sand.client import SandApiError, SandClient
+from sand.client import Busy, SandApiError, SandClient
 from sand.cluster.config import ConfigError, load_config
 from sand.suggest import did_you_mean
 
 T = TypeVar("T")
 
-# Statuses of a request refused for what it asked (or who asked): exit 2. Others: exit 1.
-REFUSED = (0, 400, 401, 403, 404, 409, 413)
+# Statuses of a request refused for what it asked (or who asked), or because the cluster is
+# busy (429: retry later): exit 2. Others: exit 1.
+REFUSED = (0, 400, 401, 403, 404, 409, 413, 429)
 
 url_option = click.option(
     "--url",
@@ -46,8 +47,22 @@ def client(url: str | None) -> SandClient:
 
 
 def fail(exc: SandApiError) -> NoReturn:
-    """End the command with the server's refusal (JSON on stderr under ``--json``)."""
+    """End the command with the server's refusal (JSON on stderr under ``--json``); a 429
+    as ``busy: ... retry in N s`` (:func:`busy`)."""
+    if isinstance(exc, Busy):
+        busy(exc)
     error_exit(str(exc), 2 if exc.status in REFUSED else 1, status=exc.status or None)
+
+
+def busy(exc: Busy) -> NoReturn:
+    """Exit 2 with ``busy: <the server's message>`` (which names the application, the host and
+    the bound, and ends ``retry in N s``); under ``--json`` the error document carries
+    ``retry_after_s``."""
+    retry = exc.retry_after_s
+    text = exc.server_message or "the cluster has no room for more work now"
+    if retry is not None and "retry in" not in text:
+        text = f"{text}; retry in {retry} s"
+    error_exit(f"{text}", 2, status=exc.status, label="busy", extra={"retry_after_s": retry})
 
 
 def api_call(call: Callable[[], T]) -> T:

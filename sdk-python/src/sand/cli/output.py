@@ -78,15 +78,24 @@ def warn(message: str) -> None:
     stderr().print(f"[yellow]warning:[/yellow] {escape(message)}")
 
 
-def error_exit(message: str, code: int, *, status: int | None = None) -> NoReturn:
-    """End the command: the message on stderr (JSON under ``--json``), exit ``code``."""
+def error_exit(
+    message: str,
+    code: int,
+    *,
+    status: int | None = None,
+    label: str = "error",
+    extra: dict[str, Any] | None = None,
+) -> NoReturn:
+    """End the command: ``label: message`` on stderr (JSON under ``--json``, with ``extra``'s
+    fields beside ``message`` and ``status``), exit ``code``."""
     if json_mode():
         error: dict[str, Any] = {"message": message}
         if status is not None:
             error["status"] = status
+        error.update(extra or {})
         click.echo(json.dumps({"error": error}, ensure_ascii=False), err=True)
     else:
         console = stderr()
         for line in message.splitlines() or [""]:
-            console.print(f"[red]error:[/red] {escape(line)}")
+            console.print(f"[red]{escape(label)}:[/red] {escape(line)}")
     raise SystemExit(code)

@@ -71,6 +71,22 @@ class PayloadTooLarge(ClientError):
     """413: the body is over the limit."""
 
 
+class Busy(ClientError):
+    """429: every host that runs the application is at its admission bound (decision 0023);
+    nothing was queued. ``retry_after_s``: how long to wait before trying again (the
+    ``Retry-After`` header, or the body's ``retry_after_s``; None when the answer had neither)."""
+
+    def __init__(
+        self, status: int, message: str, body: Any = None, retry_after_s: int | None = None
+    ) -> None:
+        super().__init__(status, message, body)
+        if retry_after_s is None and isinstance(body, dict):
+            value = body.get("retry_after_s")
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                retry_after_s = value
+        self.retry_after_s = retry_after_s
+
+
 class ServerError(SandApiError):
     """A 5xx answer: the server could not do it; retrying later may help."""
 
@@ -97,6 +113,7 @@ STATUS_ERRORS: dict[int, type[SandApiError]] = {
     405: MethodNotAllowed,
     409: Conflict,
     413: PayloadTooLarge,
+    429: Busy,
     500: ServerError,
     502: BadGateway,
     503: ServiceUnavailable,

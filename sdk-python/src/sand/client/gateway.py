@@ -22,7 +22,7 @@ from urllib.parse import quote
 import requests
 import requests.auth
 
-from sand.client.errors import SandApiError, Unreachable, error_for
+from sand.client.errors import Busy, SandApiError, Unreachable, error_for
 from sand.client.models import (
     AppInfo,
     Execution,
@@ -507,4 +507,15 @@ def _error(response: requests.Response) -> SandApiError:
             message = "\n".join(map(str, body["problems"]))
     except (ValueError, AttributeError):
         body, message = None, response.text.strip() or response.reason
-    return error_for(response.status_code, f"HTTP {response.status_code}: {message}", body)
+    error = error_for(response.status_code, f"HTTP {response.status_code}: {message}", body)
+    if isinstance(error, Busy) and error.retry_after_s is None:
+        error.retry_after_s = _retry_after(response.headers.get("Retry-After"))
+    return error
+
+
+def _retry_after(value: str | None) -> int | None:
+    """``Retry-After`` in seconds; None when absent or not a number of seconds (an HTTP date
+    is allowed by RFC 9110, but SAND sends seconds)."""
+    if value is None or not value.strip().isdigit():
+        return None
+    return int(value.strip())

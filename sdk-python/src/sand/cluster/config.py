@@ -22,6 +22,9 @@ from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_
 
 # the longest retention of execution records (the Java side checks the same bound)
 MAX_RETENTION_DAYS = 3650
+# the largest admission bound and Retry-After (config/.../AdmissionConfig.java checks the same)
+MAX_QUEUED = 1_000_000
+MAX_RETRY_AFTER_S = 3600
 
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
@@ -31,6 +34,16 @@ _SUBNET = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.0/24")
 
 class ConfigError(Exception):
     """A configuration value is missing or breaks a rule; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """``[admission]``: how much queued work a host takes before invocations get 429
+    (decision 0023)."""
+
+    max_queued_per_app: int = 8
+    max_queued_per_host: int = 32
+    retry_after_s: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +102,7 @@ class ClusterConfig:
     otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
     execution_retention_days: int = 30  # [executions] retention_days
     frontend_ui_dir: str = ""  # [frontend] ui_dir; "" = <home>/frontend/ui/dist
+    admission: Admission = Admission()  # [admission]
 
     @property
     def ui_dir(self) -> Path:
@@ -333,7 +347,23 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
         execution_retention_days=_retention_days(raw["executions"]["retention_days"]),
         frontend_ui_dir=_text("frontend.ui_dir", f["ui_dir"]),
+        admission=_admission(raw["admission"]),
     )
+
+
+def _admission(section: Mapping[str, Any]) -> Admission:
+    per_app = _whole("admission.max_queued_per_app", section["max_queued_per_app"], 1, MAX_QUEUED)
+    per_host = _whole(
+        "admission.max_queued_per_host", section["max_queued_per_host"], per_app, MAX_QUEUED
+    )
+    retry = _whole("admission.retry_after_s", section["retry_after_s"], 1, MAX_RETRY_AFTER_S)
+    return Admission(max_queued_per_app=per_app, max_queued_per_host=per_host, retry_after_s=retry)
+
+
+def _whole(key: str, value: Any, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ConfigError(f"{key} must be a whole number from {low} to {high}, got {value!r}")
+    return value
 
 
 def _text(key: str, value: Any) -> str:

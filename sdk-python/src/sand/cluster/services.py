@@ -168,6 +168,11 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
         },
         "nginx": {"port": config.ports.nginx},
         "tracing": {"otlp_endpoint": config.otlp_endpoint},
+        "admission": {
+            "max_queued_per_app": config.admission.max_queued_per_app,
+            "max_queued_per_host": config.admission.max_queued_per_host,
+            "retry_after_s": config.admission.retry_after_s,
+        },
         "home": str(config.home),
         "sandbox": {
             "backend": config.sandbox_backend,
@@ -416,14 +421,26 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
     )
 
 
+# glibc gives each thread that allocates natively an arena of its own, up to 8 per core,
+# each growing in 64 MB steps and rarely returned: two keep a JVM's native heap small.
+JAVA_ENV: tuple[tuple[str, str], ...] = (("MALLOC_ARENA_MAX", "2"),)
+
+
 def _java_service(
     config: ClusterConfig, name: str, jar: Path, heap_mb: int, cluster_json: Path | None = None
 ) -> tuple[str, ...]:
     # Serial GC: these are small heaps on a 2-core machine shared with Kafka and
-    # Cassandra; a concurrent collector would only add threads.
+    # Cassandra; a concurrent collector would only add threads. Every other region of
+    # the JVM's memory gets a ceiling too (decision 0023), so that a service's resident
+    # memory is bounded under any load: by default direct buffers (Netty's, under the
+    # Redis and Cassandra clients) may take as much as the heap again and metaspace has
+    # no limit. glibc's arenas are capped by MALLOC_ARENA_MAX (JAVA_ENV).
     return (
         "java",
         f"-Xmx{heap_mb}m",
+        "-XX:MaxDirectMemorySize=128m",
+        "-XX:MaxMetaspaceSize=256m",
+        "-XX:ReservedCodeCacheSize=128m",
         "-XX:+UseSerialGC",
         f"-Dsand.service={name}",
         "-jar",
@@ -483,6 +500,7 @@ def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         prepare=prepare,
         host_id=plan.id,
         pids_dir=plan.pids_dir,
+        env=JAVA_ENV,
     )
 
 
@@ -504,6 +522,7 @@ def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
         ports=(port,),
         needs=("java", str(jar)),
         prepare=prepare,
+        env=JAVA_ENV,
     )
 
 

@@ -33,6 +33,7 @@ import java.util.Set;
  *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
  *  "nginx": {"port": 18080},
  *  "tracing": {"otlp_endpoint": "http://127.0.0.1:4318/v1/traces"},
+ *  "admission": {"max_queued_per_app": 8, "max_queued_per_host": 32, "retry_after_s": 1},
  *  "hosts": [{"id": "host-1", "redis_socket": "/abs/state/run/redis.sock",
  *             "agent_url": "http://127.0.0.1:18090"}]}
  * }</pre>
@@ -41,6 +42,8 @@ import java.util.Set;
  * @param hostId this host's id, unique in the cluster ({@code host_id}); labels its containers
  * @param tracing where spans of traced executions are exported ({@code tracing.otlp_endpoint},
  *     optional: none when absent)
+ * @param admission how much queued work a host takes before it refuses invocations ({@code
+ *     admission}, optional: {@link AdmissionConfig#DEFAULT} when absent; decision 0023)
  * @param hosts every host of the cluster ({@code hosts}), at least one, ids unique; when the file
  *     has no list, the one host this file describes
  */
@@ -56,7 +59,8 @@ public record ClusterConfig(
     NginxConfig nginx,
     SandboxConfig sandbox,
     List<HostEntry> hosts,
-    TracingConfig tracing) {
+    TracingConfig tracing,
+    AdmissionConfig admission) {
 
   // duplicate keys are almost always an editing mistake; refuse them instead of taking the last
   private static final JsonMapper MAPPER =
@@ -92,6 +96,37 @@ public record ClusterConfig(
     }
     hosts = List.copyOf(hosts);
     tracing = tracing == null ? TracingConfig.OFF : tracing;
+    admission = admission == null ? AdmissionConfig.DEFAULT : admission;
+  }
+
+  /** A config with the default admission bounds ({@link AdmissionConfig#DEFAULT}). */
+  public ClusterConfig(
+      Path stateDir,
+      String hostId,
+      RedisConfig redis,
+      KafkaConfig kafka,
+      CassandraConfig cassandra,
+      DockerConfig docker,
+      FrontendConfig frontend,
+      HostAgentConfig hostAgent,
+      NginxConfig nginx,
+      SandboxConfig sandbox,
+      List<HostEntry> hosts,
+      TracingConfig tracing) {
+    this(
+        stateDir,
+        hostId,
+        redis,
+        kafka,
+        cassandra,
+        docker,
+        frontend,
+        hostAgent,
+        nginx,
+        sandbox,
+        hosts,
+        tracing,
+        AdmissionConfig.DEFAULT);
   }
 
   /** A config without span export ({@link TracingConfig#OFF}). */
@@ -235,7 +270,16 @@ public record ClusterConfig(
             : null,
         top.has("tracing")
             ? top.section("tracing", s -> TracingConfig.of(s.text("otlp_endpoint")))
-            : TracingConfig.OFF);
+            : TracingConfig.OFF,
+        top.has("admission")
+            ? top.section(
+                "admission",
+                s ->
+                    new AdmissionConfig(
+                        s.integer("max_queued_per_app"),
+                        s.integer("max_queued_per_host"),
+                        s.integer("retry_after_s")))
+            : AdmissionConfig.DEFAULT);
   }
 
   // Optional: older config files (and tests) without it get Docker when enabled, else processes.

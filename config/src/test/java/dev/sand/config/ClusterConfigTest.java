@@ -75,6 +75,49 @@ class ClusterConfigTest {
         .hasMessageContaining("ftp://x/y");
   }
 
+  /** Without an admission section a host takes the default bounds; with one, its values. */
+  @Test
+  void parse_admission_optionalBounds() {
+    assertThat(ClusterConfig.parse(VALID).admission()).isEqualTo(AdmissionConfig.DEFAULT);
+    String json =
+        VALID.replace(
+            "\"host_id\"",
+            "\"admission\": {\"max_queued_per_app\": 4, \"max_queued_per_host\": 10,"
+                + " \"retry_after_s\": 3}, \"host_id\"");
+    assertThat(ClusterConfig.parse(json).admission()).isEqualTo(new AdmissionConfig(4, 10, 3));
+  }
+
+  /** A bound out of range is refused naming the section, the key and the value. */
+  @Test
+  void parse_admission_badBound_namesKeyAndValue() {
+    String zero =
+        VALID.replace(
+            "\"host_id\"",
+            "\"admission\": {\"max_queued_per_app\": 0, \"max_queued_per_host\": 10,"
+                + " \"retry_after_s\": 1}, \"host_id\"");
+    assertThatThrownBy(() -> ClusterConfig.parse(zero))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("admission.max_queued_per_app")
+        .hasMessageContaining("got 0");
+    String below =
+        VALID.replace(
+            "\"host_id\"",
+            "\"admission\": {\"max_queued_per_app\": 8, \"max_queued_per_host\": 4,"
+                + " \"retry_after_s\": 1}, \"host_id\"");
+    assertThatThrownBy(() -> ClusterConfig.parse(below))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("admission.max_queued_per_host")
+        .hasMessageContaining("got 4");
+    String retry =
+        VALID.replace(
+            "\"host_id\"",
+            "\"admission\": {\"max_queued_per_app\": 8, \"max_queued_per_host\": 8,"
+                + " \"retry_after_s\": 0}, \"host_id\"");
+    assertThatThrownBy(() -> ClusterConfig.parse(retry))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("admission.retry_after_s");
+  }
+
   @Test
   void parse_unknownKeys_areIgnored() {
     String json = VALID.replace("\"host_id\"", "\"extra\": {\"x\": 1}, \"host_id\"");

@@ -25,6 +25,7 @@ import java.util.Set;
  *     when the metadata does not say (an agent from before placement: every grain runs there)
  * @param owner the user who owns the app (decision 0017); empty for an app deployed before users
  *     existed, which only admins see
+ * @param grains every grain of the app ({@code grains}; empty when the metadata does not list them)
  */
 record AppMetadata(
     String name,
@@ -33,7 +34,8 @@ record AppMetadata(
     OptionalInt payloadKb,
     boolean backups,
     Optional<Set<String>> localGrains,
-    Optional<String> owner) {
+    Optional<String> owner,
+    Set<String> grains) {
 
   AppMetadata {
     Names.requireApp(name);
@@ -41,6 +43,21 @@ record AppMetadata(
     entryGrains.values().forEach(Names::requireGrain);
     localGrains = localGrains.map(Set::copyOf);
     owner = owner == null ? Optional.empty() : owner;
+    grains = grains == null ? Set.of() : Set.copyOf(grains);
+  }
+
+  /**
+   * The grains whose queues hold this app's work on the host of this metadata: its local grains,
+   * else every grain (and the entry grains, which a listing without grains still names). What
+   * admission control counts (decision 0023).
+   */
+  Set<String> queuedGrains() {
+    if (localGrains.isPresent()) {
+      return localGrains.get();
+    }
+    Set<String> all = new HashSet<>(grains);
+    all.addAll(entryGrains.values());
+    return all;
   }
 
   /** Whether the host of this metadata runs {@code grain} (can take events for it locally). */
@@ -92,6 +109,14 @@ record AppMetadata(
             : OptionalInt.empty(),
         doc.path("backups").asBoolean(true),
         localGrains,
-        doc.path("owner").isTextual() ? Optional.of(doc.get("owner").asText()) : Optional.empty());
+        doc.path("owner").isTextual() ? Optional.of(doc.get("owner").asText()) : Optional.empty(),
+        grains(doc.path("grains")));
+  }
+
+  private static Set<String> grains(JsonNode grains) {
+    Set<String> names = new HashSet<>();
+    // written by the agent from the validated app: a name that is not one is a broken document
+    grains.forEach(g -> names.add(Names.requireGrain(g.asText())));
+    return names;
   }
 }

@@ -104,7 +104,8 @@ public final class Frontend implements AutoCloseable {
               config.hostAgent().secret(),
               frontendId,
               pending,
-              kafkaEntry);
+              kafkaEntry,
+              new Admission(config.admission(), System::nanoTime));
     } catch (IllegalStateException e) {
       closeConnector();
       kafkaEntry.close();

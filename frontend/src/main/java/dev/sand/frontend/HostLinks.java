@@ -8,6 +8,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -16,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * This frontend's links to every host of the cluster ({@code hosts} of the config): per host, its
  * local bus (Redis), a reply dispatcher for this frontend's synchronous callers (an execution ends
- * on whichever host ran its last grain), an app catalog, an invoker and its agent's address.
+ * on whichever host ran its last grain), an app catalog, an invoker (with this frontend's view of
+ * the host's backlog, for admission control) and its agent's address.
  *
  * <p>A host whose Redis is not there when the frontend starts is connected later, by a background
  * thread, once it appears; one whose Redis dies fails calls at once (commands are rejected while
@@ -65,6 +68,16 @@ final class HostLinks implements AutoCloseable {
   private final String frontendId;
   private final PendingReplies pending;
   private final KafkaEntry kafka;
+  private final Admission admission;
+  // queues asynchronous invocations once their backup is acknowledged (off Kafka's thread)
+  private final ExecutorService afterAck =
+      Executors.newFixedThreadPool(
+          2,
+          task -> {
+            Thread thread = new Thread(task, "after-ack");
+            thread.setDaemon(true);
+            return thread;
+          });
   private final AtomicInteger next = new AtomicInteger();
   private final Thread connector;
   private volatile boolean running = true;
@@ -81,8 +94,10 @@ final class HostLinks implements AutoCloseable {
       String agentSecret,
       String frontendId,
       PendingReplies pending,
-      KafkaEntry kafka) {
+      KafkaEntry kafka,
+      Admission admission) {
     this.redisPassword = redisPassword;
+    this.admission = admission;
     this.frontendId = frontendId;
     this.pending = pending;
     this.kafka = kafka;
@@ -110,7 +125,15 @@ final class HostLinks implements AutoCloseable {
     RedisLocalBus bus =
         RedisLocalBus.connect(link.host.redisSocket(), redisPassword, Duration.ofSeconds(5));
     link.catalog = new AppCatalog(bus, System::nanoTime);
-    link.invoker = new Invoker(bus, link.host.id(), frontendId, Clock.systemUTC(), kafka);
+    link.invoker =
+        new Invoker(
+            bus,
+            link.host.id(),
+            frontendId,
+            Clock.systemUTC(),
+            kafka,
+            admission.host(link.host.id()),
+            afterAck);
     link.dispatcher = ReplyDispatcher.start(bus, frontendId, pending);
     link.bus = bus;
     LOG.atInfo().addKeyValue("host_id", link.host.id()).log("host linked");
@@ -207,6 +230,7 @@ final class HostLinks implements AutoCloseable {
   public void close() {
     running = false;
     connector.interrupt();
+    afterAck.shutdown();
     for (Link link : links) {
       ReplyDispatcher dispatcher = link.dispatcher;
       if (dispatcher != null) {

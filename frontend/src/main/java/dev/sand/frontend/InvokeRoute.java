@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectReader;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
-import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
@@ -54,7 +54,7 @@ final class InvokeRoute {
   private static final ObjectReader INPUT_READER =
       JsonHttp.MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
-  private final HostLinks hosts;
+  private final AppHosts hosts;
   private final PendingReplies pending;
   private final int maxPayloadBytes;
   private final ExecutionNames names;
@@ -63,7 +63,7 @@ final class InvokeRoute {
    * @param maxPayloadBytes the frontend's body limit ({@code frontend.max_payload_kb} in bytes)
    */
   InvokeRoute(HostLinks hosts, PendingReplies pending, int maxPayloadBytes) {
-    this.hosts = hosts;
+    this.hosts = new AppHosts(hosts);
     this.pending = pending;
     this.maxPayloadBytes = maxPayloadBytes;
     this.names = new ExecutionNames(hosts);
@@ -76,7 +76,7 @@ final class InvokeRoute {
     HostLinks.Target target;
     try {
       Fields query = Request.extractQueryParameters(request);
-      target = application(app, null, caller);
+      target = hosts.find(app, null, caller);
       AppMetadata metadata = target.app();
       boolean sync = mode(query.getValue("mode"));
       String workflow = workflow(metadata, query.getValue("workflow"));
@@ -84,7 +84,7 @@ final class InvokeRoute {
       if (!metadata.runs(entry)) {
         // placement (decision 0013): this host runs the app but not the grain that takes the
         // workflow's first event; a host that does takes the invocation
-        target = application(app, entry, caller);
+        target = hosts.find(app, entry, caller);
       }
       timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
       boolean viaKafka = via(query.getValue("via"));
@@ -124,58 +124,90 @@ final class InvokeRoute {
     String id = invocation.executionId();
     CompletableFuture<ResultDocument> result =
         invocation.sync() ? pending.register(id, timeout) : null;
-    Supplier<CompletableFuture<Void>> backedUp = null;
-    // a host that died since its catalog answered fails the submit at once: the next host
-    // that runs the app takes the invocation
-    for (int tries = 1; backedUp == null; tries++) {
-      try {
-        backedUp = target.link().invoker.submit(invocation);
-      } catch (LocalBusException | KafkaEntry.EntryException e) {
-        boolean hostFailed = e instanceof LocalBusException;
-        if (hostFailed) {
-          target.link().suspect();
-        }
-        Optional<HostLinks.Target> other = Optional.empty();
-        if (hostFailed && tries < hosts.size()) {
-          try {
-            other = Optional.of(application(app, invocation.entryGrain(), caller));
-          } catch (Refused refused) {
-            // no other host runs it: answer with this error
-          }
-        }
-        if (other.isEmpty()) {
-          pending.abandon(id);
-          if (invocation.name() != null) {
-            names.release(invocation, caller);
-          }
-          JsonHttp.error(
-              response,
-              callback,
-              HttpStatus.SERVICE_UNAVAILABLE_503,
-              "cannot queue execution of application '" + app + "': " + e.getMessage());
-          return;
-        }
-        target = other.get();
-      }
+    AppHosts.Outcome outcome = hosts.submit(target, invocation, caller);
+    if (outcome instanceof AppHosts.Full full) {
+      refuse(invocation, caller, full.busy(), response, callback);
+      return;
     }
+    if (outcome instanceof AppHosts.Failed failed) {
+      pending.abandon(id);
+      if (invocation.name() != null) {
+        names.release(invocation, caller);
+      }
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution of application '" + app + "': " + failed.message());
+      return;
+    }
+    Invoker.Submitted submitted = ((AppHosts.Queued) outcome).submitted();
+    response.getHeaders().put(EXECUTION_HEADER, id);
+    if (result == null) {
+      // 202 once it is on the local bus: an asynchronous invocation after its backup's ack,
+      // answered from the thread that queued it (no Jetty thread waits for the broker)
+      submitted
+          .queued()
+          .whenComplete(
+              (ok, error) -> {
+                if (error == null) {
+                  logQueued(invocation);
+                  JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
+                  return;
+                }
+                if (invocation.name() != null) {
+                  names.release(invocation, caller);
+                }
+                Throwable cause = error.getCause() != null ? error.getCause() : error;
+                JsonHttp.error(
+                    response,
+                    callback,
+                    HttpStatus.SERVICE_UNAVAILABLE_503,
+                    "cannot queue execution of application '" + app + "': " + describe(cause));
+              });
+      return;
+    }
+    logQueued(invocation);
+    // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
+    request.addIdleTimeoutListener(idle -> false);
+    Supplier<CompletableFuture<Void>> backup = submitted.backup();
+    result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+  }
+
+  private static void logQueued(Invocation invocation) {
     LOG.atInfo()
-        .addKeyValue("execution_id", id)
-        .addKeyValue("app", app)
+        .addKeyValue("execution_id", invocation.executionId())
+        .addKeyValue("app", invocation.app())
         .addKeyValue("workflow", invocation.workflow())
         .addKeyValue("grain", invocation.entryGrain())
         .addKeyValue("mode", invocation.sync() ? "sync" : "async")
         .addKeyValue("via", invocation.viaKafka() ? "kafka" : "local")
         .addKeyValue("input_bytes", invocation.input().length)
         .log("invocation queued");
-    response.getHeaders().put(EXECUTION_HEADER, id);
-    if (result == null) {
-      JsonHttp.send(response, callback, HttpStatus.ACCEPTED_202, running(id));
-      return;
+  }
+
+  private static String describe(Throwable error) {
+    return error instanceof java.util.concurrent.TimeoutException
+        ? "no acknowledgement from the global bus in " + Invoker.ACK_TIMEOUT.toSeconds() + " s"
+        : error.getMessage();
+  }
+
+  /**
+   * Answers 429 with {@code Retry-After} (admission control, decision 0023): no host that runs the
+   * app has room. Nothing of the invocation was queued or backed up; its name, if any, is free.
+   */
+  private void refuse(
+      Invocation invocation,
+      Caller caller,
+      Admission.Busy busy,
+      Response response,
+      Callback callback) {
+    pending.abandon(invocation.executionId());
+    if (invocation.name() != null) {
+      names.release(invocation, caller);
     }
-    // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
-    request.addIdleTimeoutListener(idle -> false);
-    Supplier<CompletableFuture<Void>> backup = backedUp;
-    result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+    response.getHeaders().put(HttpHeader.RETRY_AFTER, busy.retryAfterS);
+    JsonHttp.send(response, callback, HttpStatus.TOO_MANY_REQUESTS_429, busy.body());
   }
 
   /** The INVOKE event's extra headers: an idempotent start's name, a W3C traceparent. */
@@ -206,17 +238,34 @@ final class InvokeRoute {
       Map<String, String> headers,
       Caller caller)
       throws Refused {
-    HostLinks.Target target = application(app, null, caller);
+    HostLinks.Target target = hosts.find(app, null, caller);
     String chosen = workflow(target.app(), workflow);
     String entry = target.app().entryGrains().get(chosen);
     if (!target.app().runs(entry)) {
-      target = application(app, entry, caller);
+      target = hosts.find(app, entry, caller);
     }
     Invocation invocation =
         new Invocation(
             id, app, chosen, entry, input, false, false, false, target.app().backups(), headers);
     try {
-      target.link().invoker.submit(invocation);
+      // a redrive is rare and answered when queued: waiting for the broker here is fine
+      target.link().invoker.submit(invocation).queued().get(15, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new Refused(
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution '"
+              + id
+              + "' of application '"
+              + app
+              + "': "
+              + describe(e.getCause()));
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new Refused(
+          HttpStatus.SERVICE_UNAVAILABLE_503,
+          "cannot queue execution '" + id + "' of application '" + app + "': timed out");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, "interrupted");
     } catch (LocalBusException | KafkaEntry.EntryException e) {
       throw new Refused(
           HttpStatus.SERVICE_UNAVAILABLE_503,
@@ -276,46 +325,6 @@ final class InvokeRoute {
     body.put("execution_id", id);
     body.put("status", ExecutionStatus.RUNNING.name());
     return body;
-  }
-
-  /**
-   * A host that runs {@code app} (and, unless null, its grain {@code entry}), in rotation, and its
-   * metadata; refused as not deployed when {@code caller} may not use it.
-   */
-  private HostLinks.Target application(String app, String entry, Caller caller) throws Refused {
-    try {
-      Names.requireApp(app);
-    } catch (IllegalArgumentException e) {
-      throw new Refused(
-          HttpStatus.NOT_FOUND_404, "no application '" + app + "': " + e.getMessage());
-    }
-    Optional<HostLinks.Target> metadata;
-    try {
-      metadata =
-          hosts.first(
-              link ->
-                  link.catalog
-                      .find(app)
-                      // another user's app is answered as a missing one (decision 0017)
-                      .filter(m -> caller.mayUse(m.owner()))
-                      .filter(m -> entry == null || m.runs(entry))
-                      .map(m -> new HostLinks.Target(link, m)));
-    } catch (LocalBusException e) {
-      throw new Refused(HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
-    } catch (IllegalStateException e) {
-      throw new Refused(HttpStatus.INTERNAL_SERVER_ERROR_500, e.getMessage());
-    }
-    if (metadata.isEmpty() && entry != null) {
-      throw new Refused(
-          HttpStatus.SERVICE_UNAVAILABLE_503,
-          "application '"
-              + app
-              + "': no reachable host runs its entry grain '"
-              + entry
-              + "' (see its placement)");
-    }
-    return metadata.orElseThrow(
-        () -> new Refused(HttpStatus.NOT_FOUND_404, "no application '" + app + "' is deployed"));
   }
 
   /** The execution name of an idempotent start, or null without one. */

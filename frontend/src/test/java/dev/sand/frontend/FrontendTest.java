@@ -42,8 +42,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The frontend against a real redis-server; the tests play the grain worker and the host agent.
- * There is no Kafka here: the app is deployed with backups off, so invocations do not wait for the
- * global bus (the backup path runs against the real stack in tests/integration).
+ * Admission bounds are far above what a test queues (InvokeAdmissionTest tests them). There is no
+ * Kafka here: the app is deployed with backups off, so invocations do not wait for the global bus
+ * (the backup path runs against the real stack in tests/integration).
  */
 @Timeout(30)
 class FrontendTest {
@@ -118,7 +119,9 @@ class FrontendTest {
          "docker": {"host": "unix:///abs/docker.sock", "enabled": false},
          "frontend": {"ports": [18081], "max_payload_kb": %d},
          "host_agent": {"port": %d, "secret": "%s"},
-         "nginx": {"port": 18080}}
+         "nginx": {"port": 18080},
+         "admission": {"max_queued_per_app": 1000, "max_queued_per_host": 1000,
+                       "retry_after_s": 1}}
         """
             .formatted(HOST, socket, maxPayloadKb, agentPort, SECRET));
   }

@@ -1,0 +1,3 @@
+module sand/tests/faults/loadgen
+
+go 1.21
