@@ -58,7 +58,9 @@ BRPOP_TIMEOUT_S = 5
 IDLE_SLACK_S = 10.0
 # The monitoring loop's longest sleep (ready key, SIGTERM, refill delay).
 TICK_S = 0.05
-SHUTDOWN_S = 5.0
+# How long busy instances get to finish after SIGTERM; the supervisor kills the worker
+# STOP_GRACE_S (2 s) after its SIGTERM, so that a whole sandbox stops within 3 s.
+SHUTDOWN_S = 1.5
 
 
 class GrainWorker:
