@@ -12,7 +12,7 @@ import re
 import secrets
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -60,6 +60,32 @@ class Ports:
         return named
 
 
+# cgroup v2's cpu.weight range (the Java side checks the same bounds)
+MIN_CPU_WEIGHT = 1
+MAX_CPU_WEIGHT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """The operator's defaults and maxima for an app's ``limits.cpu_weight`` and
+    ``limits.memory_mb`` (``[sandbox]``, decision 0022)."""
+
+    cpu_weight: int = 100
+    max_cpu_weight: int = 100
+    memory_mb: int = 512
+    max_memory_mb: int = 4096
+    max_sandbox_memory_mb: int = 8192
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "cpu_weight": self.cpu_weight,
+            "max_cpu_weight": self.max_cpu_weight,
+            "memory_mb": self.memory_mb,
+            "max_memory_mb": self.max_memory_mb,
+            "max_sandbox_memory_mb": self.max_sandbox_memory_mb,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
     """The resolved configuration of one cluster: its shared services and its hosts."""
@@ -84,6 +110,7 @@ class ClusterConfig:
     sandbox_cpus: float = 1.0
     sandbox_pids_limit: int = 512
     sandbox_tmp_size_mb: int = 64
+    sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     host_count: int = 1  # [cluster] hosts
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
     otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
@@ -328,11 +355,46 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_cpus=_positive("sandbox.cpus", sb["cpus"]),
         sandbox_pids_limit=int(_positive("sandbox.pids_limit", sb["pids_limit"])),
         sandbox_tmp_size_mb=int(_positive("sandbox.tmp_size_mb", sb["tmp_size_mb"])),
+        sandbox_limits=_sandbox_limits(sb),
         host_count=_host_count(c["hosts"]),
         subnet=_subnet(c["subnet"]),
         otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
         execution_retention_days=_retention_days(raw["executions"]["retention_days"]),
         frontend_ui_dir=_text("frontend.ui_dir", f["ui_dir"]),
+    )
+
+
+def _sandbox_limits(sb: Mapping[str, Any]) -> SandboxLimits:
+    def whole(key: str, low: int, high: int | None = None, rule: str = "") -> int:
+        value = sb[key]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < low
+            or (high is not None and value > high)
+        ):
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise ConfigError(f"sandbox.{key} must be an integer {rule or bounds}, got {value!r}")
+        return value
+
+    weight = whole("cpu_weight", MIN_CPU_WEIGHT, MAX_CPU_WEIGHT)
+    memory = whole("memory_mb", 1)
+    max_memory = whole("max_memory_mb", memory, rule=f"at least sandbox.memory_mb ({memory})")
+    return SandboxLimits(
+        cpu_weight=weight,
+        max_cpu_weight=whole(
+            "max_cpu_weight",
+            weight,
+            MAX_CPU_WEIGHT,
+            rule=f"from sandbox.cpu_weight ({weight}) to {MAX_CPU_WEIGHT}",
+        ),
+        memory_mb=memory,
+        max_memory_mb=max_memory,
+        max_sandbox_memory_mb=whole(
+            "max_sandbox_memory_mb",
+            max_memory,
+            rule=f"at least sandbox.max_memory_mb ({max_memory})",
+        ),
     )
 
 
