@@ -79,7 +79,7 @@ def processes_left(state_dirs: set[Path]) -> list[psutil.Process]:
     found: dict[int, psutil.Process] = {}
     for state_dir in sorted(state_dirs):
         hosts = [state_dir, *sorted((state_dir / "hosts").glob("*"))]
-        for process in leftovers.processes_of(state_dir, hosts):
+        for process in leftovers.processes_of(state_dir, hosts, by_cwd=True):
             found[process.pid] = process
     return list(found.values())
 

@@ -1,12 +1,13 @@
 """Every process of a state dir, wherever it ended up, and the sandbox cgroups it used.
 
 A process belongs to a state dir when its command line names the dir (the services,
-``unshare`` and the jail of a process sandbox, containerd's shims), its working directory
-is inside it, it runs in a sandbox cgroup of one of the dir's hosts (decision 0022: a grain
-worker whose agent died is found there even after it was re-parented to pid 1, and its
-jailed command line names nothing), or it descends from such a process (a container's
-processes descend from its shim). ``sand down`` kills them all; the test suites assert
-that none is left after them (decision 0021).
+``unshare`` and the jail of a process sandbox, containerd's shims), it runs in a sandbox
+cgroup of one of the dir's hosts (decision 0022: a grain worker whose agent died is found
+there even after it was re-parented to pid 1, and its jailed command line names nothing),
+or it descends from such a process (a container's processes descend from its shim).
+``sand down`` kills them all. The test suites assert that none is left after them
+(decision 0021), and also count a process whose working directory is inside the dir
+(``by_cwd``: a report, never a reason to kill, since a user's shell may sit there).
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ def cgroup_pids(parents: Iterable[Path]) -> set[int]:
     return pids
 
 
-def processes_of(state_dir: Path, host_state_dirs: Iterable[Path]) -> list[psutil.Process]:
+def processes_of(
+    state_dir: Path, host_state_dirs: Iterable[Path], *, by_cwd: bool = False
+) -> list[psutil.Process]:
     """Every live process of ``state_dir`` (see the module's rules), never this process
     nor one of its ancestors. ``host_state_dirs`` are its hosts' own dirs (their cgroups)."""
     marker = str(state_dir)
@@ -82,7 +85,8 @@ def processes_of(state_dir: Path, host_state_dirs: Iterable[Path]) -> list[psuti
             continue
         named = any(marker in part for part in info.get("cmdline") or [])
         cwd = info.get("cwd") or ""
-        if named or cwd == marker or cwd.startswith(marker + "/") or process.pid in in_cgroups:
+        inside = by_cwd and (cwd == marker or cwd.startswith(marker + "/"))
+        if named or inside or process.pid in in_cgroups:
             found[process.pid] = process
     for process in list(found.values()):
         with contextlib.suppress(psutil.Error):
