@@ -222,7 +222,7 @@ def test_forkBomb_isContainedByThePidsOrMemoryLimit(client: SandClient, backend:
     after its result: a normal event of the same app that arrives in that moment may lose
     its instance to the memory limit they still hold (the kernel's choice among the app's
     instances), so serving again is checked over a few seconds."""
-    execution = client.invoke("attacker", {"attack": "fork-bomb", "seconds": 3})
+    execution = client.invoke("attacker", {"attack": "fork-bomb", "seconds": 15})
     if execution.status == "FAILED":
         # the kernel chose the bomb's first process itself: reported as the memory limit
         assert f"memory limit of {ATTACKER_MEMORY_MB} MiB" in (execution.cause or ""), (

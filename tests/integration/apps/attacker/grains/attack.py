@@ -133,12 +133,16 @@ def _fill_tmp():
 
 
 def _fork_bomb(seconds):
-    """Every process forks for `seconds`, then waits to be killed with its process group."""
+    """Every process forks for `seconds`, then waits to be killed with its process group;
+    the first one reports as soon as a limit showed (a fork refused, or a bomb process
+    killed at the memory limit), which on a busy machine may take a while."""
     deadline = time.monotonic() + seconds
     me = os.getpid()
     oom_kills = _oom_kills()
     forks = refused = 0
     while time.monotonic() < deadline:
+        if os.getpid() == me and (refused or _oom_kills() > oom_kills):
+            break
         try:
             pid = os.fork()
         except OSError:
