@@ -11,6 +11,7 @@ from typing import Any
 
 import psutil
 import pytest
+from sand.cluster import leftovers
 from sand.cluster.bootstrap import ensure_admin_token
 from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.image import ensure_base_image
@@ -51,24 +52,54 @@ def test_state_dir() -> Path:
     return Path(os.environ.get("SAND_TEST_STATE", default))
 
 
+# Every state dir a cluster of this session used (make_config, multihost_config): none may
+# keep a process once the session is over (decision 0021; checked by no_leftovers below).
+USED_STATE_DIRS: set[Path] = set()
+
+
 def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig:
     overrides: dict[str, dict[str, object]] = {k: dict(v) for k, v in TEST_PORTS.items()}
     overrides.setdefault("cluster", {})["state_dir"] = str(state_dir)
     for section, values in sections.items():
         overrides.setdefault(section, {}).update(values)
-    return load_config(env={}, overrides=overrides)
+    config = load_config(env={}, overrides=overrides)
+    USED_STATE_DIRS.add(config.state_dir)
+    return config
 
 
 def our_processes(config: ClusterConfig) -> list[psutil.Process]:
-    """Every live process whose command line names the state dir."""
-    marker = str(config.state_dir)
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        if process.info["status"] == psutil.STATUS_ZOMBIE:
-            continue
-        if any(marker in part for part in process.info.get("cmdline") or []):
-            found.append(process)
-    return found
+    """Every live process of the cluster's state dir: its command line or working directory
+    names the dir, it runs in a sandbox cgroup of one of its hosts, or it descends from
+    such a process (``sand.cluster.leftovers``)."""
+    return leftovers.processes_of(config.state_dir, [p.state_dir for p in config.host_plans])
+
+
+def processes_left(state_dirs: set[Path]) -> list[psutil.Process]:
+    """The live processes of any of ``state_dirs`` (each with its hosts' dirs)."""
+    found: dict[int, psutil.Process] = {}
+    for state_dir in sorted(state_dirs):
+        hosts = [state_dir, *sorted((state_dir / "hosts").glob("*"))]
+        for process in leftovers.processes_of(state_dir, hosts, by_cwd=True):
+            found[process.pid] = process
+    return list(found.values())
+
+
+def assert_no_leftovers(state_dirs: set[Path]) -> None:
+    """Fails, listing each pid and command line, when a process of ``state_dirs`` is left."""
+    left = processes_left(state_dirs)
+    assert not left, (
+        f"{len(left)} process(es) of the suite's state dirs "
+        f"({', '.join(map(str, sorted(state_dirs)))}) outlived the session:\n  "
+        + "\n  ".join(leftovers.describe(left))
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leftovers() -> Iterator[None]:
+    """After the session (set up first, so torn down after every cluster fixture): no
+    process of any state dir it used is left, grain workers and instances included."""
+    yield
+    assert_no_leftovers(USED_STATE_DIRS)
 
 
 @pytest.fixture(scope="session")

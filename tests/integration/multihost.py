@@ -35,7 +35,7 @@ from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Started, Supervisor
 from sand.credentials import INTERNAL_HEADER
 
-from tests.integration.conftest import PORT_OFFSET, shifted
+from tests.integration.conftest import PORT_OFFSET, USED_STATE_DIRS, shifted
 
 MULTIHOST_PORTS: dict[str, dict[str, Any]] = {
     "kafka": {"port": 24092, "controller_port": 24093},
@@ -57,7 +57,9 @@ def multihost_config(
     for section, values in {**FAST, **sections}.items():
         overrides.setdefault(section, {}).update(values)
     overrides.setdefault("cluster", {}).update(state_dir=str(state_dir), hosts=hosts)
-    return load_config(env={}, overrides=overrides)
+    config = load_config(env={}, overrides=overrides)
+    USED_STATE_DIRS.add(config.state_dir)
+    return config
 
 
 class MultiHostCluster:

@@ -1,19 +1,16 @@
 """``python -m sand_worker``: the process a sandbox runs — one grain worker per grain.
 
 Reads its settings from the environment (``WorkerConfig``), loads and validates
-the application, then forks one worker per grain and keeps them alive: a worker
-that dies is restarted (with a back-off) and reported on stderr, which the host
-agent shows in ``sand logs``. SIGTERM stops every worker.
+the application, then hands the grains placed here to a
+:class:`~sand_worker.supervisor.WorkerSupervisor`, which forks one worker per grain
+and keeps them alive until SIGTERM or until the host agent is gone (decision 0021).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
-import time
-from enum import IntEnum
 from typing import NoReturn
 
 from sand.app import AppError, AppSpec, load_app
@@ -21,19 +18,8 @@ from sand.grain.runner import load_grain
 
 from sand_worker.config import WorkerConfig, WorkerConfigError
 from sand_worker.instance import Grain
+from sand_worker.supervisor import WorkerExit, WorkerSupervisor
 from sand_worker.worker import GrainWorker
-
-RESTART_BACKOFF_S = (0.1, 0.5, 1, 2, 5)
-
-
-class WorkerExit(IntEnum):
-    """How ``python -m sand_worker`` and the grain workers it forks exit."""
-
-    OK = 0
-    # A grain worker raised; its traceback is on stderr. It is restarted.
-    CRASHED = 1
-    # The configuration or the app is invalid: restarting would not help.
-    CANNOT_START = 2
 
 
 def main() -> int:
@@ -43,71 +29,16 @@ def main() -> int:
     except (WorkerConfigError, AppError) as exc:
         print(f"sand-worker: cannot start: {exc}", file=sys.stderr, flush=True)
         return WorkerExit.CANNOT_START
-    stopping = False
+    # a grain placed on other hosts only gets no worker here (decision 0013): its events
+    # go through its Kafka topic to a host that runs it
+    grains = [
+        name for name in app.grains if config.local_grains is None or name in config.local_grains
+    ]
 
-    def on_term(signum: int, frame: object) -> None:
-        nonlocal stopping
-        stopping = True
+    def serve(name: str) -> NoReturn:
+        _serve(app, name, config)
 
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
-    workers: dict[int, str] = {}
-    failures: dict[str, int] = {}
-    for name in app.grains:
-        # a grain placed on other hosts only gets no worker here (decision 0013): its
-        # events go through its Kafka topic to a host that runs it
-        if config.local_grains is None or name in config.local_grains:
-            workers[_spawn(app, name, config)] = name
-    while not stopping:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except InterruptedError:
-            continue
-        except ChildProcessError:
-            break
-        name = workers.pop(pid, "")
-        if not name or stopping:
-            continue
-        failures[name] = failures.get(name, 0) + 1
-        delay = RESTART_BACKOFF_S[min(failures[name], len(RESTART_BACKOFF_S)) - 1]
-        print(
-            f"sand-worker: worker of grain '{name}' (pid {pid}) {_ended(status)}; "
-            f"restarting in {delay} s",
-            file=sys.stderr,
-            flush=True,
-        )
-        time.sleep(delay)
-        while not stopping:
-            try:
-                workers[_spawn(app, name, config)] = name
-                break
-            except OSError as exc:  # the sandbox's pids limit is reached: try again later
-                print(f"sand-worker: cannot restart grain '{name}': {exc}", file=sys.stderr)
-                time.sleep(RESTART_BACKOFF_S[-1])
-    for pid in workers:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-    for _ in workers:
-        with contextlib.suppress(ChildProcessError):
-            os.wait()
-    return WorkerExit.OK
-
-
-def _ended(status: int) -> str:
-    code = os.waitstatus_to_exitcode(status)
-    try:
-        if code < 0:
-            return f"was killed by {signal.Signals(-code).name}"
-        return f"exited with status {code} ({WorkerExit(code).name})"
-    except ValueError:
-        return f"ended with wait status {status}"
-
-
-def _spawn(app: AppSpec, name: str, config: WorkerConfig) -> int:
-    pid = os.fork()
-    if pid:
-        return pid
-    _serve(app, name, config)
+    return WorkerSupervisor(grains, serve, agent_fd=config.agent_fd).run()
 
 
 def _serve(app: AppSpec, name: str, config: WorkerConfig) -> NoReturn:

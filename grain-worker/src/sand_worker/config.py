@@ -37,6 +37,9 @@ class WorkerConfig:
     # Grains placed on this host (decision 0013), whose workers this sandbox runs; None:
     # every grain of the app. Those not placed here are in remote_grains too.
     local_grains: frozenset[str] | None = None
+    # The read end of a pipe only the host agent writes to: its end of file means the
+    # agent is gone, and the sandbox stops (decision 0021). None: not watched (Docker).
+    agent_fd: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
@@ -71,7 +74,22 @@ class WorkerConfig:
             backup=env.get(Env.BACKUP, "1") not in ("0", "false", "no"),
             remote_grains=_names(env.get(Env.REMOTE_GRAINS, "")),
             local_grains=None if Env.LOCAL_GRAINS not in env else _names(env[Env.LOCAL_GRAINS]),
+            agent_fd=_fd(env.get(Env.AGENT_FD)),
         )
+
+
+def _fd(raw: str | None) -> int | None:
+    """The open file descriptor ``raw`` names, or None when unset."""
+    if not raw:
+        return None
+    try:
+        fd = int(raw)
+        os.fstat(fd)
+    except (ValueError, OSError) as exc:
+        raise WorkerConfigError(
+            f"{Env.AGENT_FD} must name an open file descriptor, got {raw!r} ({exc})"
+        ) from None
+    return fd
 
 
 def _names(raw: str) -> frozenset[str]:

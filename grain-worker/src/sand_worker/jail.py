@@ -1,7 +1,9 @@
 """The process backend's jail: a file system, a network and a user of the sandbox's own.
 
 The host agent (root) runs ``unshare --mount --net --pid --ipc --uts --fork`` and, inside
-those new namespaces, ``python -I -S jail.py SPEC -- COMMAND...``. This script, still root, builds a
+those new namespaces, ``python -I -S jail.py SPEC -- COMMAND...``. This script, still root, first
+moves itself into the sandbox's cgroups (CPU weight and quota, memory limit: decision 0022),
+so that everything it starts, tenant code included, is inside them. Then it builds a
 new root file system on a small tmpfs holding only what a grain worker needs, each part
 bound read-only, nosuid and nodev at its host path:
 
@@ -10,6 +12,9 @@ bound read-only, nosuid and nodev at its host path:
 * the mounts of the sandbox's spec: SAND's code, the app's directory, Redis's socket dir,
 * ``/dev`` with the harmless nodes only, a fresh ``/proc`` of the new pid namespace,
   and a writable ``/tmp`` (tmpfs, ``tmp_size_mb``, nosuid, nodev),
+* the sandbox's own memory cgroup, read-only, where a cgroup namespace would show it
+  (``/sys/fs/cgroup`` on v2, ``/sys/fs/cgroup/memory`` on v1): the grain worker reads its
+  limit and OOM-kill count there to report a memory-limit kill as such,
 
 then pivots into it and drops the host's tree entirely: the state dir with its secrets,
 other apps' files, the host's ``/tmp`` and home directories do not exist inside. It sets
@@ -56,6 +61,7 @@ DEV_LINKS = (
     ("stderr", "/proc/self/fd/2"),
 )
 SETPRIV = "/usr/bin/setpriv"
+CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 class JailError(Exception):
@@ -79,6 +85,10 @@ class JailSpec:
     memory_mb: int
     pids_limit: int
     binds: tuple[Bind, ...]
+    # the sandbox's cgroup in each hierarchy (decision 0022), entered before anything runs
+    cgroups: tuple[str, ...] = ()
+    memory_cgroup: str | None = None
+    cgroup_version: int = 2
 
     @classmethod
     def parse(cls, text: str) -> JailSpec:
@@ -92,6 +102,9 @@ class JailSpec:
             binds=tuple(
                 Bind(str(m["host"]), str(m["sandbox"]), bool(m["read_only"])) for m in raw["mounts"]
             ),
+            cgroups=tuple(str(c) for c in raw.get("cgroups", ())),
+            memory_cgroup=raw.get("memory_cgroup"),
+            cgroup_version=int(raw.get("cgroup_version", 2)),
         )
         if spec.uid <= 0 or spec.gid <= 0:
             raise JailError(f"the sandbox user must not be root, got {spec.uid}:{spec.gid}")
@@ -107,6 +120,27 @@ def system_binds() -> list[Bind]:
     if (venv / "pyvenv.cfg").is_file():
         paths.append(str(venv))
     return [Bind(p, p, True) for p in dict.fromkeys(paths)]
+
+
+def cgroup_binds(spec: JailSpec) -> list[Bind]:
+    """The sandbox's memory cgroup, read-only where the grain worker looks for its limit
+    (``sand.grain.limits.MemoryWatch``)."""
+    if spec.memory_cgroup is None:
+        return []
+    inside = CGROUP_ROOT if spec.cgroup_version == 2 else CGROUP_ROOT + "/memory"
+    return [Bind(spec.memory_cgroup, inside, True)]
+
+
+def enter_cgroups(spec: JailSpec) -> None:
+    """Move this process (and so all it will start) into the sandbox's cgroups. Writing 0
+    to ``cgroup.procs`` moves the writer, whatever its pid namespace calls it."""
+    for cgroup in spec.cgroups:
+        procs = os.path.join(cgroup, "cgroup.procs")
+        try:
+            with open(procs, "w") as file:
+                file.write("0")
+        except OSError as exc:
+            raise JailError(f"cannot enter cgroup {cgroup}: {exc}") from exc
 
 
 def ordered(binds: list[Bind]) -> list[Bind]:
@@ -165,7 +199,7 @@ def build(spec: JailSpec, new_root: str | None = None) -> None:
     ``new_root`` is an existing directory of the (private) mount namespace that holds no
     bound path (default: :func:`new_root_for`): the tmpfs mounted on it hides the host's
     content there from this namespace only."""
-    binds = ordered(system_binds() + list(spec.binds))
+    binds = ordered(system_binds() + list(spec.binds) + cgroup_binds(spec))
     new_root = new_root or new_root_for(binds)
     m = _Mounts()
     m.mount("sand-jail", new_root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
@@ -219,10 +253,10 @@ def build(spec: JailSpec, new_root: str | None = None) -> None:
 
 
 def limit(spec: JailSpec) -> None:
-    """The process backend's limits (it has no cgroup of its own): RLIMIT_NPROC counts every
-    process of the app's uid, so it is the sandbox's pids limit; RLIMIT_AS caps each
-    process's address space at the sandbox's memory limit (a grain that exceeds it gets a
-    MemoryError); no core files."""
+    """The limits the cgroups do not set: RLIMIT_NPROC counts every process of the app's
+    uid, so it is the sandbox's pids limit; RLIMIT_AS caps each process's address space at
+    the sandbox's memory limit (a grain that exceeds it alone gets a MemoryError rather
+    than the cgroup's OOM kill); no core files."""
     resource.setrlimit(resource.RLIMIT_NPROC, (spec.pids_limit, spec.pids_limit))
     size = spec.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (size, size))
@@ -250,6 +284,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         spec = JailSpec.parse(argv[1])
+        enter_cgroups(spec)
         build(spec)
         limit(spec)
     except (JailError, OSError, ValueError, KeyError) as exc:

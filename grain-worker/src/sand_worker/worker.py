@@ -56,9 +56,14 @@ BRPOP_TIMEOUT_S = 5
 # TOOK frame is read) would lose that event, so only one stalled for longer than this
 # after its DONE could be hit.
 IDLE_SLACK_S = 10.0
+# An instance's oom_score_adj (-1000..1000, 0 the default): at the sandbox's memory limit
+# the kernel kills instances before the worker or the sandbox's main process (decision 0022).
+INSTANCE_OOM_SCORE_ADJ = 500
 # The monitoring loop's longest sleep (ready key, SIGTERM, refill delay).
 TICK_S = 0.05
-SHUTDOWN_S = 5.0
+# How long busy instances get to finish after SIGTERM; the supervisor kills the worker
+# STOP_GRACE_S (2 s) after its SIGTERM, so that a whole sandbox stops within 3 s.
+SHUTDOWN_S = 1.5
 
 
 class GrainWorker:
@@ -87,7 +92,7 @@ class GrainWorker:
         self._handler = reporter
         pool = Pool(
             grace_s=self._config.grace_s,
-            setup=ChildSetup(die_with_parent=True),
+            setup=ChildSetup(die_with_parent=True, oom_score_adj=INSTANCE_OOM_SCORE_ADJ),
             clock=self._clock,
             # no task runs longer than the app allows, whatever a grain writes to its pipe
             max_timeout_s=self._grain.app.limits.timeout_s,

@@ -14,7 +14,10 @@ and its workflows (definition files in JSON or YAML, native or ASL)::
     requirements: requirements.txt   # optional: pip requirements installed into the sandbox
     limits:                          # optional; these are the defaults
       timeout_s: 30                  #   per grain invocation, unless the workflow says less
-      memory_mb: 512                 #   per grain instance (enforced by the sandbox)
+      memory_mb: 512                 #   per grain instance (the sandbox gets one per grain,
+                                     #   plus one); default and maximum: the cluster's
+      cpu_weight: 100                #   the sandbox's share of contended CPU (1-10000);
+                                     #   default and maximum: the cluster's
       max_concurrency: 64            #   grain instances in flight per execution
       payload_kb: 256                #   largest JSON output of one grain invocation
     history: true                    # optional: record each execution's per-state history
@@ -50,6 +53,8 @@ from sand.placement import Placement, check_placement, kind_of
 from sand.suggest import did_you_mean
 
 APP_FILE = "app.yaml"
+# cgroup v2's cpu.weight range; the cluster's [sandbox] max_cpu_weight may allow less
+MAX_CPU_WEIGHT = 10_000
 # Names end up in queue names, Kafka topics and Redis keys: the rules are contracts.
 _NAME_RULES = {"grains": contracts.GRAIN_NAME, "workflows": contracts.WORKFLOW_NAME}
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
@@ -72,7 +77,10 @@ class Limits:
     """Resource limits of every grain of an application (units in the names)."""
 
     timeout_s: float = 30.0
-    memory_mb: int = 512
+    # None: the cluster's default (``[sandbox] memory_mb``, ``cpu_weight``); the cluster
+    # refuses a deploy above its maxima (decision 0022)
+    memory_mb: int | None = None
+    cpu_weight: int | None = None
     max_concurrency: int = 64
     payload_kb: int = 256
 
@@ -517,6 +525,13 @@ class _AppLoader:
                     self.problem(field_name, f"must be a number > 0, got {value!r}")
                     continue
                 values[key] = float(value)
+            elif key == "cpu_weight":
+                if not is_number or not isinstance(value, int) or not 1 <= value <= MAX_CPU_WEIGHT:
+                    self.problem(
+                        field_name, f"must be an integer from 1 to {MAX_CPU_WEIGHT}, got {value!r}"
+                    )
+                    continue
+                values[key] = value
             else:
                 if not is_number or not isinstance(value, int) or value <= 0:
                     self.problem(field_name, f"must be an integer > 0, got {value!r}")

@@ -11,6 +11,7 @@ the same inputs.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from enum import StrEnum
 from typing import Any, Final
@@ -32,6 +33,17 @@ TOKEN_FORMAT: Final = re.compile(re.escape(_c.TOKEN_PREFIX) + "[A-Za-z0-9_-]{43}
 HEADER_INTERNAL: Final[str] = _c.HEADER_INTERNAL
 FILE_INTERNAL_SECRET: Final[str] = _c.FILE_INTERNAL_SECRET
 FILE_ADMIN_TOKEN: Final[str] = _c.FILE_ADMIN_TOKEN
+
+
+def sandbox_cgroup(state_dir: str) -> str:
+    """The cgroup holding the process sandboxes of the host whose state dir is ``state_dir``
+    (absolute, as the host's config names it): ``sand-`` and the first 16 hex digits of
+    its SHA-256 (``CGROUP_PARENT``, decision 0022)."""
+    if not state_dir.startswith("/"):
+        raise ValueError(f"state dir must be an absolute path, got {state_dir!r}")
+    digest = hashlib.sha256(state_dir.encode()).hexdigest()[:16]
+    return _c.CGROUP_PARENT.format(hash=digest)
+
 
 # -- time-to-live of Redis keys, seconds ----------------------------------------------------
 RESULT_TTL_S: Final[int] = _c.RESULT_TTL_S
@@ -71,6 +83,7 @@ class Env(StrEnum):
     BACKUP = _c.ENV_BACKUP
     REMOTE_GRAINS = _c.ENV_REMOTE_GRAINS
     LOCAL_GRAINS = _c.ENV_LOCAL_GRAINS
+    AGENT_FD = _c.ENV_AGENT_FD
 
 
 _STATUS_NAMES: dict[int, str] = _t.ExecutionStatus._VALUES_TO_NAMES

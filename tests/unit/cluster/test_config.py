@@ -95,6 +95,49 @@ def test_executionRetention_zero_namesKeyAndRule() -> None:
         load_config(env={}, overrides={"executions": {"retention_days": 0}})
 
 
+def test_sandboxLimits_defaultsEnvironmentAndClusterJson() -> None:
+    """[sandbox] cpu_weight, memory_mb and their maxima (decision 0022): committed defaults,
+    overridden by the environment, handed to the agents in cluster.json."""
+    default = load_config(env={}).sandbox_limits
+    assert (default.cpu_weight, default.max_cpu_weight) == (100, 100)
+    assert (default.memory_mb, default.max_memory_mb, default.max_sandbox_memory_mb) == (
+        512,
+        4096,
+        8192,
+    )
+    config = load_config(env={"SAND_SANDBOX_MAX_CPU_WEIGHT": "400"})
+    assert config.sandbox_limits.max_cpu_weight == 400
+    document = cluster_document(config, config.host_plans[0], config.state_dir)
+    assert document["sandbox"]["max_cpu_weight"] == 400  # type: ignore[index]
+    assert document["sandbox"]["memory_mb"] == 512  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("sandbox", "said"),
+    [
+        ({"cpu_weight": 0}, r"sandbox.cpu_weight must be a whole number from 1 to 10000, got 0"),
+        (
+            {"cpu_weight": 200, "max_cpu_weight": 150},
+            r"sandbox.max_cpu_weight must be a whole number from sandbox.cpu_weight \(200\) to "
+            r"10000, got 150",
+        ),
+        (
+            {"memory_mb": 1024, "max_memory_mb": 512},
+            r"sandbox.max_memory_mb must be a whole number at least sandbox.memory_mb \(1024\), "
+            r"got 512",
+        ),
+        (
+            {"max_sandbox_memory_mb": 100},
+            r"sandbox.max_sandbox_memory_mb must be a whole number at least sandbox.max_memory_mb",
+        ),
+    ],
+)
+def test_sandboxLimits_outOfBounds_nameKeyRuleAndValue(sandbox: dict[str, int], said: str) -> None:
+    """A default above its maximum, or a bound out of range, is refused at start-up."""
+    with pytest.raises(ConfigError, match=said):
+        load_config(env={}, overrides={"sandbox": sandbox})
+
+
 def test_uiDir_defaultsUnderHome_fileAndEnvironmentOverride(tmp_path: Path) -> None:
     """[frontend] ui_dir: the built GUI the frontends serve; "" = <home>/frontend/ui/dist.
     The frontends read it from cluster.json."""

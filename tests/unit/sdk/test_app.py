@@ -102,6 +102,19 @@ def test_loadApp_unknownFieldAndBadLimits_areReported(make_app: AppFactory) -> N
     assert any("limits.cpus: unknown limit" in p for p in got)
 
 
+def test_loadApp_cpuWeightOutOfRange_isRefusedNamingTheRange(make_app: AppFactory) -> None:
+    """A CPU weight outside cgroup v2's 1..10000 is refused."""
+    got = problems_of(make_app(VALID_YAML + "limits: {cpu_weight: 20000}\n", VALID_FILES))
+    assert any("limits.cpu_weight: must be an integer from 1 to 10000, got 20000" in p for p in got)
+
+
+def test_loadApp_cpuWeight_isKept_unsetLimitsAreTheClusters(make_app: AppFactory) -> None:
+    """A CPU weight in range is kept; unset, it and memory_mb are the cluster's (None)."""
+    root = make_app(VALID_YAML + "limits: {cpu_weight: 10}\n", VALID_FILES)
+    assert load_app(root).limits == Limits(cpu_weight=10)
+    assert Limits().cpu_weight is None and Limits().memory_mb is None
+
+
 def test_loadApp_limits_overrideDefaults(make_app: AppFactory) -> None:
     """Given limits replace the defaults one by one."""
     root = make_app(VALID_YAML + "limits: {timeout_s: 2, payload_kb: 8}\n", VALID_FILES)

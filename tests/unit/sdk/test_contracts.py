@@ -39,6 +39,7 @@ BUILDERS: dict[str, Callable[..., str]] = {
     "redis_user": keys.redis_app_user,
     "grain_topic": keys.grain_topic,
     "results_topic": lambda: keys.RESULTS_TOPIC,
+    "sandbox_cgroup": contracts.sandbox_cgroup,
 }
 
 RULES = {

@@ -263,3 +263,19 @@ def test_wait_pipeHeldByEscapedGrandchild_childFoundBySweep() -> None:
     finally:
         if child.taken:
             os.kill(int(child.taken), signal.SIGKILL)
+
+
+@pytest.mark.timeout(15)
+def test_oomScoreAdj_childRaisesItsOwn_parentKeepsIts(tmp_path: Path) -> None:
+    """With oom_score_adj, a child is the OOM killer's earlier choice; the parent is left
+    as it was."""
+    seen = tmp_path / "adj"
+    pool = Pool(setup=ChildSetup(oom_score_adj=300))
+
+    def work(channel: Channel) -> None:
+        seen.write_text(Path("/proc/self/oom_score_adj").read_text())
+
+    pool.fork(work, grain="g")
+    until_ended(pool)
+    assert seen.read_text().strip() == "300"
+    assert Path("/proc/self/oom_score_adj").read_text().strip() != "300"

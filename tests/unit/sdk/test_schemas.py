@@ -136,6 +136,9 @@ GRAIN = "def handle(event, context):\n    return event\n"
     [
         ("limits: {timeout_s: 2.5, payload_kb: 10}\n", True),
         ("limits: {memory_mb: 0}\n", False),
+        ("limits: {cpu_weight: 50, memory_mb: 256}\n", True),
+        ("limits: {cpu_weight: 0}\n", False),
+        ("limits: {cpu_weight: 10001}\n", False),
         ("limits: {timeout_s: yes}\n", False),
         ("placement: {hosts: [host-1], grains: {a: [host-1]}}\n", True),
         ("placement: {hosts: [host-1, host-1]}\n", False),

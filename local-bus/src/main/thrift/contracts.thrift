@@ -145,6 +145,11 @@ const string HEADER_TOKEN_HASH = "X-Sand-Token-Hash"     // lowercase hex SHA-25
 const string LABEL_OWNER = "dev.sand.owner"  // host id of the agent that created it; orphans are removed at start-up
 const string LABEL_APP = "dev.sand.app"      // the application it isolates
 const string SANDBOX_NAME = "sand-{host}-{app}"
+// The cgroup, at the root of each cgroup hierarchy (v1: cpu and memory; v2: the unified
+// one), that holds every process sandbox of one host (decision 0022): {hash} is the first
+// 16 lowercase hex digits of the SHA-256 of the host's state dir (its absolute path, UTF-8).
+// An agent that starts kills what a previous run left in it; `sand down` does too.
+const string CGROUP_PARENT = "sand-{hash}"
 
 // -- time-to-live of Redis keys, seconds --
 const i32 RESULT_TTL_S = 3600   // a result document (sand:result:*)
@@ -164,6 +169,7 @@ const string ENV_GRACE_S = "SAND_GRACE_S"                // seconds between a de
 const string ENV_BACKUP = "SAND_BACKUP"                  // "1": back events up through the agent; "0": off
 const string ENV_REMOTE_GRAINS = "SAND_REMOTE_GRAINS"    // comma-separated grains reached through Kafka
 const string ENV_LOCAL_GRAINS = "SAND_LOCAL_GRAINS"      // comma-separated grains this sandbox runs; unset: all
+const string ENV_AGENT_FD = "SAND_AGENT_FD"              // a file descriptor that reaches end-of-file when the host agent is gone (decision 0021); unset: none
 
 // Where an execution is. Stored by name ("SUCCEEDED") in the result document
 // and in Cassandra. Starts at 1 so that an unset field never reads as RUNNING.

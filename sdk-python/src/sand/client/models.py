@@ -310,6 +310,7 @@ class AppLimits:
 
     timeout_s: int | None = None
     memory_mb: int | None = None
+    cpu_weight: int | None = None
     max_concurrency: int | None = None
     payload_kb: int | None = None
 

@@ -12,7 +12,7 @@ import re
 import secrets
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -73,6 +73,32 @@ class Ports:
         return named
 
 
+# cgroup v2's cpu.weight range (the Java side checks the same bounds)
+MIN_CPU_WEIGHT = 1
+MAX_CPU_WEIGHT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """The operator's defaults and maxima for an app's ``limits.cpu_weight`` and
+    ``limits.memory_mb`` (``[sandbox]``, decision 0022)."""
+
+    cpu_weight: int = 100
+    max_cpu_weight: int = 100
+    memory_mb: int = 512
+    max_memory_mb: int = 4096
+    max_sandbox_memory_mb: int = 8192
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "cpu_weight": self.cpu_weight,
+            "max_cpu_weight": self.max_cpu_weight,
+            "memory_mb": self.memory_mb,
+            "max_memory_mb": self.max_memory_mb,
+            "max_sandbox_memory_mb": self.max_sandbox_memory_mb,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class ClusterConfig:
     """The resolved configuration of one cluster: its shared services and its hosts."""
@@ -97,6 +123,7 @@ class ClusterConfig:
     sandbox_cpus: float = 1.0
     sandbox_pids_limit: int = 512
     sandbox_tmp_size_mb: int = 64
+    sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     host_count: int = 1  # [cluster] hosts
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
     otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
@@ -342,6 +369,7 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_cpus=_positive("sandbox.cpus", sb["cpus"]),
         sandbox_pids_limit=int(_positive("sandbox.pids_limit", sb["pids_limit"])),
         sandbox_tmp_size_mb=int(_positive("sandbox.tmp_size_mb", sb["tmp_size_mb"])),
+        sandbox_limits=_sandbox_limits(sb),
         host_count=_host_count(c["hosts"]),
         subnet=_subnet(c["subnet"]),
         otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
@@ -360,10 +388,43 @@ def _admission(section: Mapping[str, Any]) -> Admission:
     return Admission(max_queued_per_app=per_app, max_queued_per_host=per_host, retry_after_s=retry)
 
 
-def _whole(key: str, value: Any, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise ConfigError(f"{key} must be a whole number from {low} to {high}, got {value!r}")
+def _whole(key: str, value: Any, low: int, high: int | None = None, rule: str = "") -> int:
+    """``value`` of config ``key`` as a whole number in [low, high]; ``rule`` says why, if not
+    the plain bounds."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+        raise ConfigError(f"{key} must be a whole number {rule or bounds}, got {value!r}")
     return value
+
+
+def _sandbox_limits(sb: Mapping[str, Any]) -> SandboxLimits:
+    def whole(key: str, low: int, high: int | None = None, rule: str = "") -> int:
+        return _whole(f"sandbox.{key}", sb[key], low, high, rule)
+
+    weight = whole("cpu_weight", MIN_CPU_WEIGHT, MAX_CPU_WEIGHT)
+    memory = whole("memory_mb", 1)
+    max_memory = whole("max_memory_mb", memory, rule=f"at least sandbox.memory_mb ({memory})")
+    return SandboxLimits(
+        cpu_weight=weight,
+        max_cpu_weight=whole(
+            "max_cpu_weight",
+            weight,
+            MAX_CPU_WEIGHT,
+            rule=f"from sandbox.cpu_weight ({weight}) to {MAX_CPU_WEIGHT}",
+        ),
+        memory_mb=memory,
+        max_memory_mb=max_memory,
+        max_sandbox_memory_mb=whole(
+            "max_sandbox_memory_mb",
+            max_memory,
+            rule=f"at least sandbox.max_memory_mb ({max_memory})",
+        ),
+    )
 
 
 def _text(key: str, value: Any) -> str:

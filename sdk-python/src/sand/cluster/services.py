@@ -183,6 +183,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "cpus": config.sandbox_cpus,
             "pids_limit": config.sandbox_pids_limit,
             "tmp_size_mb": config.sandbox_tmp_size_mb,
+            **config.sandbox_limits.to_json(),
         },
         "hosts": [
             {

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+from sand.cluster import leftovers as leftovers_of
 from sand.cluster import network
 from sand.cluster.config import ClusterConfig
 from sand.cluster.services import (
@@ -266,7 +267,9 @@ class Supervisor:
     # -- down -----------------------------------------------------------------
 
     def down(self) -> list[str]:
-        """Stop every service (reverse start order) and any stray process of ours.
+        """Stop every service (reverse start order) and any stray process of ours (every
+        process of the state dir: ``sand.cluster.leftovers``), and remove the hosts'
+        sandbox cgroups.
 
         Blocks until they are gone. Returns the names of what was stopped.
         """
@@ -282,6 +285,8 @@ class Supervisor:
             with contextlib.suppress(psutil.Error):
                 process.kill()
         psutil.wait_procs(leftovers, timeout=5)
+        for cgroup in leftovers_of.remove_cgroups(self._host_dirs()):
+            self._report(f"cannot remove the sandbox cgroup {cgroup}")
         if self._remove_network():  # else keep the record: the next down retries
             self._topology_file.unlink(missing_ok=True)
         return stopped
@@ -326,14 +331,12 @@ class Supervisor:
             return None
 
     def _strays(self) -> list[psutil.Process]:
-        """Processes whose command line names our state dir: helpers a service left."""
-        marker = str(self._config.state_dir)
-        found = []
-        for process in psutil.process_iter(["pid", "cmdline"]):
-            cmdline = process.info.get("cmdline") or []
-            if process.pid != os.getpid() and any(marker in part for part in cmdline):
-                found.append(process)
-        return found
+        """Every other process of our state dir: helpers a service left, sandboxes whose
+        agent died (found by their cgroups), containers whose engine died (decision 0021)."""
+        return leftovers_of.processes_of(self._config.state_dir, self._host_dirs())
+
+    def _host_dirs(self) -> list[Path]:
+        return [plan.state_dir for plan in self._config.host_plans]
 
     # -- status ---------------------------------------------------------------
 

@@ -54,6 +54,11 @@ class ChildSetup:
     # A child leads its own process group, so a kill of the parent's group misses it:
     # without this an orphan could go on taking events that nobody reports.
     die_with_parent: bool = False
+    # Raise the child's /proc/self/oom_score_adj to this (None: leave it). In a sandbox at
+    # its memory limit the kernel then kills instances (and what they fork) before the
+    # grain worker or the sandbox's main process, whatever their sizes (decision 0022).
+    # Raising it needs no privilege; nothing the child starts can lower it again.
+    oom_score_adj: int | None = None
 
 
 def child_main(work: Work, setup: ChildSetup, *, fd: int, parent_pid: int) -> NoReturn:
@@ -98,6 +103,9 @@ def prepare_child_process(setup: ChildSetup) -> None:
         signal.set_wakeup_fd(-1)
     if setup.die_with_parent:
         die_with_parent()
+    if setup.oom_score_adj is not None:
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write(str(setup.oom_score_adj))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

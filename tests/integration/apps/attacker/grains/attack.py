@@ -133,11 +133,16 @@ def _fill_tmp():
 
 
 def _fork_bomb(seconds):
-    """Every process forks for `seconds`, then waits to be killed with its process group."""
+    """Every process forks for `seconds`, then waits to be killed with its process group;
+    the first one reports as soon as a limit showed (a fork refused, or a bomb process
+    killed at the memory limit), which on a busy machine may take a while."""
     deadline = time.monotonic() + seconds
     me = os.getpid()
+    oom_kills = _oom_kills()
     forks = refused = 0
     while time.monotonic() < deadline:
+        if os.getpid() == me and (refused or _oom_kills() > oom_kills):
+            break
         try:
             pid = os.fork()
         except OSError:
@@ -151,7 +156,21 @@ def _fork_bomb(seconds):
     if os.getpid() != me:
         time.sleep(120)
         os._exit(0)
-    return {"forks": forks, "refused": refused}
+    return {"forks": forks, "refused": refused, "oom_kills": _oom_kills() - oom_kills}
+
+
+def _oom_kills():
+    """The sandbox's memory cgroup's OOM-kill count (cgroup v2, else v1), 0 if unseen."""
+    for path in ("/sys/fs/cgroup/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    name, _, value = line.partition(" ")
+                    if name == "oom_kill":
+                        return int(value)
+        except OSError:
+            continue
+    return 0
 
 
 def _redis(victim):
@@ -226,7 +245,28 @@ def handle(event, context):
         hoard = []
         while True:
             hoard.append(bytearray(16 << 20))  # touched: bytearray zero-fills its pages
+    if attack == "memory-spread":
+        return _memory_spread(int(event.get("helpers_mb", 150)), int(event.get("helpers", 2)))
     raise ValueError(f"unknown attack {attack!r}")
+
+
+def _memory_spread(helper_mb, helpers):
+    """Spread memory over processes, each under the per-process address-space limit, until
+    the sandbox's total is exceeded: helpers hold ``helper_mb`` each, then this instance
+    grows beyond them, so that it is the largest process when the kernel must kill one."""
+    pids = []
+    for _ in range(helpers):
+        pid = os.fork()
+        if pid == 0:
+            held = bytearray(helper_mb << 20)  # noqa: F841 (touched, and kept)
+            time.sleep(60)
+            os._exit(0)
+        pids.append(pid)
+    time.sleep(1.0)  # the helpers touched their memory
+    hoard = []
+    while True:
+        hoard.append(bytearray(16 << 20))
+        time.sleep(0.01)
 
 
 def _tmp_ok():

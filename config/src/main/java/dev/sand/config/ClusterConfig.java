@@ -294,7 +294,8 @@ public record ClusterConfig(
           null,
           1.0,
           512,
-          SandboxConfig.DEFAULT_TMP_SIZE_MB);
+          SandboxConfig.DEFAULT_TMP_SIZE_MB,
+          SandboxConfig.Limits.DEFAULT);
     }
     return top.section(
         "sandbox",
@@ -309,9 +310,21 @@ public record ClusterConfig(
                 Path.of(s.text("site_dir")),
                 s.number("cpus"),
                 s.integer("pids_limit"),
-                s.has("tmp_size_mb")
-                    ? s.integer("tmp_size_mb")
-                    : SandboxConfig.DEFAULT_TMP_SIZE_MB));
+                s.has("tmp_size_mb") ? s.integer("tmp_size_mb") : SandboxConfig.DEFAULT_TMP_SIZE_MB,
+                limits(s)));
+  }
+
+  // Optional, each key on its own: config files that predate decision 0022 get the defaults.
+  private static SandboxConfig.Limits limits(Section s) {
+    SandboxConfig.Limits d = SandboxConfig.Limits.DEFAULT;
+    return new SandboxConfig.Limits(
+        s.has("cpu_weight") ? s.integer("cpu_weight") : d.cpuWeight(),
+        s.has("max_cpu_weight") ? s.integer("max_cpu_weight") : d.maxCpuWeight(),
+        s.has("memory_mb") ? s.integer("memory_mb") : d.memoryMb(),
+        s.has("max_memory_mb") ? s.integer("max_memory_mb") : d.maxMemoryMb(),
+        s.has("max_sandbox_memory_mb")
+            ? s.integer("max_sandbox_memory_mb")
+            : d.maxSandboxMemoryMb());
   }
 
   private static URI uri(String key, String text) {

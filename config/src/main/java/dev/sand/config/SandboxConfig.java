@@ -15,9 +15,11 @@ import java.util.Locale;
  *     packages (mounted read-only into Docker sandboxes)
  * @param siteDir host directory of the third-party packages grain workers import inside Docker
  *     sandboxes (built by set-up for the sandbox's Python)
- * @param cpus CPU limit of one Docker sandbox, > 0
+ * @param cpus most CPUs one sandbox may use, > 0 (Docker: NanoCpus; process backend: cgroup quota)
  * @param pidsLimit most processes one sandbox may hold, > 0 (process backend: per application uid)
  * @param tmpSizeMb size of a sandbox's writable {@code /tmp} in MiB, > 0
+ * @param limits the CPU weight and memory an app gets when its {@code app.yaml} does not say, and
+ *     the most it may ask for (decision 0022)
  */
 public record SandboxConfig(
     Backend backend,
@@ -27,10 +29,63 @@ public record SandboxConfig(
     Path siteDir,
     double cpus,
     int pidsLimit,
-    int tmpSizeMb) {
+    int tmpSizeMb,
+    Limits limits) {
 
   /** {@code tmp_size_mb} of config files that predate it. */
   public static final int DEFAULT_TMP_SIZE_MB = 64;
+
+  /**
+   * The operator's defaults and maxima for an app's {@code limits.cpu_weight} and {@code
+   * limits.memory_mb}.
+   *
+   * @param cpuWeight an app's CPU weight when it does not set one (cgroup v2 scale, 1 to 10000)
+   * @param maxCpuWeight the most an app may ask for, from {@code cpuWeight} to 10000
+   * @param memoryMb memory of one grain instance when the app does not set it, MiB, > 0
+   * @param maxMemoryMb the most an app may ask for per instance, at least {@code memoryMb}
+   * @param maxSandboxMemoryMb the most one sandbox gets however many grains it runs, at least
+   *     {@code maxMemoryMb}
+   */
+  public record Limits(
+      int cpuWeight, int maxCpuWeight, int memoryMb, int maxMemoryMb, int maxSandboxMemoryMb) {
+    /** Lowest and highest CPU weight (cgroup v2's {@code cpu.weight}). */
+    public static final int MIN_WEIGHT = 1;
+
+    public static final int MAX_WEIGHT = 10_000;
+
+    /** The limits of config files that predate them (the committed defaults). */
+    public static final Limits DEFAULT = new Limits(100, 100, 512, 4096, 8192);
+
+    public Limits {
+      if (cpuWeight < MIN_WEIGHT || cpuWeight > MAX_WEIGHT) {
+        throw ConfigException.invalid(
+            "cpu_weight",
+            "must be from " + MIN_WEIGHT + " to " + MAX_WEIGHT + ", got " + cpuWeight);
+      }
+      if (maxCpuWeight < cpuWeight || maxCpuWeight > MAX_WEIGHT) {
+        throw ConfigException.invalid(
+            "max_cpu_weight",
+            "must be from cpu_weight ("
+                + cpuWeight
+                + ") to "
+                + MAX_WEIGHT
+                + ", got "
+                + maxCpuWeight);
+      }
+      if (memoryMb <= 0) {
+        throw ConfigException.invalid("memory_mb", "must be > 0, got " + memoryMb);
+      }
+      if (maxMemoryMb < memoryMb) {
+        throw ConfigException.invalid(
+            "max_memory_mb", "must be at least memory_mb (" + memoryMb + "), got " + maxMemoryMb);
+      }
+      if (maxSandboxMemoryMb < maxMemoryMb) {
+        throw ConfigException.invalid(
+            "max_sandbox_memory_mb",
+            "must be at least max_memory_mb (" + maxMemoryMb + "), got " + maxSandboxMemoryMb);
+      }
+    }
+  }
 
   /** Where grain workers run. */
   public enum Backend {
@@ -77,6 +132,9 @@ public record SandboxConfig(
     }
     if (tmpSizeMb <= 0) {
       throw ConfigException.invalid("tmp_size_mb", "must be > 0, got " + tmpSizeMb);
+    }
+    if (limits == null) {
+      throw ConfigException.invalid("limits", "is required");
     }
   }
 }

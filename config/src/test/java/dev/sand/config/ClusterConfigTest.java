@@ -260,6 +260,40 @@ class ClusterConfigTest {
         .hasMessageContaining("must be 1..3650, got 0");
   }
 
+  /** The sandbox limits of decision 0022 are read; a file without them gets the defaults. */
+  @Test
+  void parse_sandboxLimits_readOrDefaulted() {
+    String sandbox =
+        """
+        , "sandbox": {"backend": "process", "base_image": "img", "python": "/usr/bin/python3",
+          "source_dirs": [], "site_dir": "/site", "cpus": 1.0, "pids_limit": 64,
+          "cpu_weight": 50, "max_cpu_weight": 200, "memory_mb": 256, "max_memory_mb": 1024,
+          "max_sandbox_memory_mb": 2048}}
+        """;
+    String withLimits = VALID.strip().substring(0, VALID.strip().length() - 1) + sandbox;
+
+    assertThat(ClusterConfig.parse(withLimits).sandbox().limits())
+        .isEqualTo(new SandboxConfig.Limits(50, 200, 256, 1024, 2048));
+    assertThat(ClusterConfig.parse(VALID).sandbox().limits())
+        .isEqualTo(SandboxConfig.Limits.DEFAULT);
+  }
+
+  /** A default weight above the maximum is refused at start-up, naming the key and both. */
+  @Test
+  void parse_cpuWeightAboveItsMaximum_namesKeyAndValues() {
+    String sandbox =
+        """
+        , "sandbox": {"backend": "process", "base_image": "img", "python": "/usr/bin/python3",
+          "source_dirs": [], "site_dir": "/site", "cpus": 1.0, "pids_limit": 64,
+          "cpu_weight": 300, "max_cpu_weight": 200}}
+        """;
+    String bad = VALID.strip().substring(0, VALID.strip().length() - 1) + sandbox;
+
+    assertThatThrownBy(() -> ClusterConfig.parse(bad))
+        .hasMessageContaining("sandbox.max_cpu_weight")
+        .hasMessageContaining("must be from cpu_weight (300) to 10000, got 200");
+  }
+
   /** load() prefixes every problem with the file, so the operator knows where to look. */
   @Test
   void load_badKey_namesFileAndKey(@TempDir Path dir) throws IOException {

@@ -17,6 +17,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
@@ -122,7 +123,8 @@ public final class HostAgent implements AutoCloseable {
     this.config = config;
     this.wiring = wiring;
     this.processes =
-        ProcessSandboxRuntime.create(config.sandbox().python(), config.sandbox().sourceDirs());
+        ProcessSandboxRuntime.create(
+            config.sandbox().python(), config.sandbox().sourceDirs(), config.stateDir());
     for (Dependency dependency : wiring.dependencies()) {
       monitors.add(new DependencyMonitor(dependency, wiring.timing(), wiring.clock()));
     }
@@ -304,11 +306,24 @@ public final class HostAgent implements AutoCloseable {
 
   /**
    * Binds the HTTP port and starts connecting to every dependency in the background. Returns once
-   * {@code /health} answers (503 until the dependencies are up).
+   * {@code /health} answers (503 until the dependencies are up). First kills what a previous agent
+   * of this state dir left in its process sandboxes' cgroups (decision 0021).
    *
-   * @throws StartupException when the port cannot be bound
+   * @throws StartupException when the port cannot be bound, or such a leftover cannot be killed
    */
   public void start() {
+    // before anything is served: what a previous agent of this state dir left running (it was
+    // killed, or crashed) must not take events beside the sandboxes this one starts
+    int reclaimed;
+    try {
+      reclaimed = processes.reclaim();
+    } catch (SandboxException e) {
+      throw new StartupException("host agent: " + e.getMessage(), e);
+    }
+    LOG.atInfo()
+        .addKeyValue("host_id", config.hostId())
+        .addKeyValue("killed", reclaimed)
+        .log("process sandboxes of a previous run reclaimed");
     try {
       server.start();
     } catch (Exception e) {

@@ -10,12 +10,14 @@ import java.util.Map;
  *
  * @param app the application the sandbox isolates
  * @param image the image (Docker) holding the runtime and SAND's worker code
- * @param memoryMb memory limit in MiB, > 0
+ * @param memoryMb memory limit of the whole sandbox in MiB, > 0 (no swap)
  * @param mounts host directories visible inside the sandbox
  * @param env environment of the sandbox's main process
  * @param command the sandbox's main process; it must stay alive while the sandbox is in use
- * @param cpus CPU limit, > 0 (Docker only)
- * @param pidsLimit most processes in the sandbox, > 0 (Docker only)
+ * @param cpus most CPUs the sandbox may use, > 0
+ * @param cpuWeight its share of contended CPU against other sandboxes, cgroup v2 scale: 1 to 10000,
+ *     100 the default (decision 0022)
+ * @param pidsLimit most processes in the sandbox, > 0 (process backend: per application uid)
  * @param logFile where the process backend writes the sandbox's output (Docker keeps its own)
  * @param user the unprivileged user every process of the sandbox runs as (one per application)
  * @param tmpSizeMb size of the sandbox's writable {@code /tmp} in MiB, > 0; the rest of its file
@@ -26,6 +28,7 @@ public record SandboxSpec(
     String image,
     int memoryMb,
     double cpus,
+    int cpuWeight,
     int pidsLimit,
     Path logFile,
     User user,
@@ -33,6 +36,11 @@ public record SandboxSpec(
     List<Mount> mounts,
     Map<String, String> env,
     List<String> command) {
+  /** The range of {@code cpuWeight} (cgroup v2's {@code cpu.weight}). */
+  public static final int MIN_CPU_WEIGHT = 1;
+
+  public static final int MAX_CPU_WEIGHT = 10_000;
+
   public SandboxSpec {
     Names.requireApp(app);
     if (image == null || image.isBlank()) {
@@ -51,6 +59,17 @@ public record SandboxSpec(
               + " and "
               + pidsLimit);
     }
+    if (cpuWeight < MIN_CPU_WEIGHT || cpuWeight > MAX_CPU_WEIGHT) {
+      throw new IllegalArgumentException(
+          "sandbox of app '"
+              + app
+              + "': cpu_weight must be from "
+              + MIN_CPU_WEIGHT
+              + " to "
+              + MAX_CPU_WEIGHT
+              + ", got "
+              + cpuWeight);
+    }
     if (user == null) {
       throw new IllegalArgumentException("sandbox of app '" + app + "': user is required");
     }
@@ -64,6 +83,19 @@ public record SandboxSpec(
     if (command.isEmpty()) {
       throw new IllegalArgumentException("sandbox of app '" + app + "': command must be non-empty");
     }
+  }
+
+  /** This sandbox's CPU weight as {@code cpu.shares} (cgroup v1, Docker's {@code CpuShares}). */
+  public long cpuShares() {
+    return shares(cpuWeight);
+  }
+
+  /**
+   * The {@code cpu.shares} of a cgroup v2 {@code weight}: the default weight 100 is the default
+   * 1024 shares, and the ratios between sandboxes stay the same (at least 2, the kernel's floor).
+   */
+  public static long shares(int weight) {
+    return Math.max(2, Math.round(weight * 1024.0 / 100));
   }
 
   /**

@@ -169,6 +169,8 @@ public final class Deployer implements AutoCloseable {
       AppDescriber.Description described =
           describer.describe(incoming, clusterHosts, requested.placement());
       ObjectNode description = described.app();
+      // refused here, before anything of the deploy happened, when above the operator's maxima
+      AppLimits.of(description.path("limits"), config.sandbox().limits()).writeTo(description);
       String name = description.path("name").asText();
       DeployOptions options = requested.withOwner(owner.apply(name));
       Placement placement = Placement.of(description, clusterHosts);
@@ -219,6 +221,7 @@ public final class Deployer implements AutoCloseable {
       ObjectNode description =
           describer.describe(incoming, clusterHosts, options.placement()).app();
       requireGrains(description, options.remoteGrains());
+      AppLimits.of(description.path("limits"), config.sandbox().limits()).writeTo(description);
       return description;
     } finally {
       AppFiles.deleteTree(incoming);

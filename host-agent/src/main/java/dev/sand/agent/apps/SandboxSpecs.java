@@ -23,9 +23,7 @@ import java.util.TreeSet;
 final class SandboxSpecs {
   private static final String SANDBOX_APP = "/app";
   private static final String SANDBOX_RUN = "/sand/run";
-  private static final int DEFAULT_MEMORY_MB = 512;
   private static final int DEFAULT_MAX_CONCURRENCY = 64;
-  private static final int MAX_SANDBOX_MEMORY_MB = 8192;
   // the one writable place of a sandbox (decision 0016)
   private static final String SANDBOX_TMP = "/tmp";
   private static final String UIDS_FILE = "sandbox/uids";
@@ -105,13 +103,13 @@ final class SandboxSpecs {
     }
     // the app's memory_mb bounds one grain instance; the sandbox holds a worker per grain plus
     // instances in flight, so it gets one share per grain and one for bursts
-    int memoryMb = limits.path("memory_mb").asInt(DEFAULT_MEMORY_MB);
-    int grains = local.size();
+    AppLimits app = AppLimits.of(limits, sandbox.limits());
     return new SandboxSpec(
         launch.app(),
         sandbox.baseImage(),
-        Math.min(memoryMb * (grains + 1), MAX_SANDBOX_MEMORY_MB),
+        app.sandboxMemoryMb(local.size(), sandbox.limits().maxSandboxMemoryMb()),
         sandbox.cpus(),
+        app.cpuWeight(),
         sandbox.pidsLimit(),
         logsDir.resolve(launch.app() + ".log"),
         users.of(launch.app()),

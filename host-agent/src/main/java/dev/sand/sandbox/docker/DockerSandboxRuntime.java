@@ -39,7 +39,9 @@ import java.util.concurrent.TimeUnit;
  * code is hostile (decision 0016): every container runs as its application's unprivileged user,
  * with every capability dropped, {@code no-new-privileges}, a read-only root file system and a
  * small {@code /tmp} (tmpfs, nosuid, nodev), under Docker's default seccomp profile (never turned
- * off here). Thread-safe (docker-java's client is).
+ * off here). Each gets the spec's CPU weight (as {@code CpuShares}, the process backend's
+ * conversion), CPU quota and memory limit without swap (decision 0022). Thread-safe (docker-java's
+ * client is).
  */
 public final class DockerSandboxRuntime implements SandboxRuntime {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(3);
@@ -111,6 +113,9 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
                             .withReadonlyRootfs(true)
                             .withTmpFs(Map.of("/tmp", tmpfsOptions(spec.tmpSizeMb())))
                             .withMemory(spec.memoryMb() * 1024L * 1024L)
+                            // equal to the memory limit: no swap, as on the process backend
+                            .withMemorySwap(spec.memoryMb() * 1024L * 1024L)
+                            .withCpuShares((int) spec.cpuShares())
                             .withNanoCPUs((long) (spec.cpus() * 1e9))
                             .withPidsLimit((long) spec.pidsLimit())
                             .withInit(false)

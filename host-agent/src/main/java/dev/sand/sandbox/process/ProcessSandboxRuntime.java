@@ -3,6 +3,7 @@ package dev.sand.sandbox.process;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxInfo;
@@ -16,11 +17,14 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sandboxes as host processes, for machines without a Docker engine (decision 0016).
@@ -35,47 +39,92 @@ import java.util.concurrent.atomic.AtomicLong;
  * sandbox signals its process group; when the worker (pid 1 of the namespace) exits, the kernel
  * kills what is left.
  *
- * <p>That needs root. An agent that is not root refuses to start process sandboxes (naming the fix)
- * rather than run tenant code with its own rights. Sandboxes live as long as this runtime's JVM;
- * {@link #listOwned} knows only its own. Thread-safe.
+ * <p>Each sandbox gets a cgroup ({@link Cgroups}: CPU weight, CPU quota, memory limit without swap)
+ * that the jail enters before anything else runs (decision 0022), and the read end of a pipe only
+ * this JVM writes to, as its standard input ({@code SAND_AGENT_FD=0}): when the agent exits,
+ * however it dies, the pipe reaches end of file and the sandbox stops itself (decision 0021).
+ * {@link #reclaim} kills what a previous agent of the same state dir left in its cgroups.
+ *
+ * <p>That needs root and cgroups. An agent that is not root, or on a machine without usable cpu and
+ * memory cgroups, refuses to start process sandboxes (naming the fix) rather than run tenant code
+ * with its own rights or without limits. Sandboxes live as long as this runtime's JVM; {@link
+ * #listOwned} knows only its own. Thread-safe.
  */
 public final class ProcessSandboxRuntime implements SandboxRuntime {
   private static final AtomicLong NEXT = new AtomicLong();
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String JAIL_SCRIPT = "sand_worker/jail.py";
 
-  private record Sandbox(SandboxSpec spec, Process[] process) {}
+  private static final Logger LOG = LoggerFactory.getLogger(ProcessSandboxRuntime.class);
+
+  /** A sandbox; {@code process} and {@code box} are set while it runs (guarded by itself). */
+  private static final class Sandbox {
+    private final SandboxSpec spec;
+    private Process process;
+    private Cgroups.Box box;
+
+    private Sandbox(SandboxSpec spec) {
+      this.spec = spec;
+    }
+  }
 
   private final Map<SandboxId, Sandbox> sandboxes = new ConcurrentHashMap<>();
   private final Path python;
   private final Optional<Path> jail;
   private final boolean root;
+  private final Optional<Cgroups> cgroups;
+  private final String noCgroups;
 
-  // package-private for tests: whether the agent is root is a fact of the machine otherwise
-  ProcessSandboxRuntime(Path python, Optional<Path> jail, boolean root) {
+  /**
+   * @param cgroups this host's sandbox cgroups, empty when the machine has none ({@code noCgroups}
+   *     says why)
+   */
+  // package-private for tests: root and cgroups are facts of the machine otherwise
+  ProcessSandboxRuntime(
+      Path python, Optional<Path> jail, boolean root, Optional<Cgroups> cgroups, String noCgroups) {
     this.python = python;
     this.jail = jail;
     this.root = root;
+    this.cgroups = cgroups;
+    this.noCgroups = noCgroups;
   }
 
   /**
    * A runtime whose jail is run by {@code python} (the host's, as root) from the first of {@code
-   * sourceDirs} that holds {@code sand_worker/jail.py}. Does not fail when there is none, or when
-   * the agent is not root: {@link #start} does, naming the fix.
+   * sourceDirs} that holds {@code sand_worker/jail.py}, with the cgroups of the host whose state
+   * dir is {@code stateDir}. Does not fail when there is no jail, when the agent is not root or
+   * when the machine has no usable cgroups: {@link #start} does, naming the fix. No I/O beyond
+   * reading {@code /proc/self/mountinfo}.
    */
-  public static ProcessSandboxRuntime create(Path python, List<Path> sourceDirs) {
+  public static ProcessSandboxRuntime create(Path python, List<Path> sourceDirs, Path stateDir) {
     Optional<Path> jail =
         sourceDirs.stream()
             .map(dir -> dir.resolve(JAIL_SCRIPT))
             .filter(Files::isRegularFile)
             .findFirst();
-    return new ProcessSandboxRuntime(python, jail, effectiveUid() == 0);
+    StringBuilder why = new StringBuilder();
+    Optional<Cgroups> cgroups = Cgroups.detect(stateDir, why);
+    return new ProcessSandboxRuntime(python, jail, effectiveUid() == 0, cgroups, why.toString());
+  }
+
+  /**
+   * Kills every process a previous agent of this state dir left in its sandbox cgroups (after a
+   * {@code kill -9}, a crash) and removes those cgroups. Call before serving. Returns the number of
+   * processes killed; 0 when there are no cgroups here or the agent is not root.
+   *
+   * @throws SandboxException when a leftover cannot be killed or its cgroup removed
+   */
+  public int reclaim() {
+    if (!root || cgroups.isEmpty()) {
+      return 0;
+    }
+    return cgroups.get().reclaim();
   }
 
   @Override
   public SandboxId create(SandboxSpec spec) {
     SandboxId id = new SandboxId("proc-" + spec.app() + "-" + NEXT.incrementAndGet());
-    sandboxes.put(id, new Sandbox(spec, new Process[1]));
+    sandboxes.put(id, new Sandbox(spec));
     return id;
   }
 
@@ -83,37 +132,49 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
   public void start(SandboxId id) {
     Sandbox sandbox = require(id);
     synchronized (sandbox) {
-      if (sandbox.process()[0] != null && sandbox.process()[0].isAlive()) {
+      if (sandbox.process != null && sandbox.process.isAlive()) {
         return;
       }
+      SandboxSpec spec = sandbox.spec;
+      requireIsolation(spec);
+      long started = System.nanoTime();
+      sandbox.box =
+          cgroups
+              .get()
+              .create(
+                  id.value(), new Cgroups.Limits(spec.cpuWeight(), spec.cpus(), spec.memoryMb()));
+      LOG.atInfo()
+          .addKeyValue("app", spec.app())
+          .addKeyValue("sandbox", id.value())
+          .addKeyValue("cgroup", sandbox.box.dirs().toString())
+          .addKeyValue("took_ms", String.format("%.2f", (System.nanoTime() - started) / 1e6))
+          .log("sandbox cgroup ready");
       List<String> argv = new ArrayList<>();
       argv.add("setsid");
-      argv.addAll(jailed(sandbox.spec()));
+      argv.addAll(jailed(spec, sandbox.box));
       ProcessBuilder builder = new ProcessBuilder(argv);
-      builder.environment().putAll(sandbox.spec().env());
+      builder.environment().putAll(spec.env());
+      // stdin stays a pipe from this JVM (ProcessBuilder's default), never written to: its end
+      // of file tells the sandbox that the agent is gone (decision 0021)
+      builder.environment().put(contractsConstants.ENV_AGENT_FD, "0");
       builder.redirectErrorStream(true);
       try {
-        if (sandbox.spec().logFile() != null) {
-          Files.createDirectories(sandbox.spec().logFile().getParent());
-          builder.redirectOutput(
-              ProcessBuilder.Redirect.appendTo(sandbox.spec().logFile().toFile()));
+        if (spec.logFile() != null) {
+          Files.createDirectories(spec.logFile().getParent());
+          builder.redirectOutput(ProcessBuilder.Redirect.appendTo(spec.logFile().toFile()));
         } else {
           builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         }
-        sandbox.process()[0] = builder.start();
+        sandbox.process = builder.start();
       } catch (IOException e) {
         throw new SandboxException(
-            "process sandbox of app '" + sandbox.spec().app() + "': cannot start: " + e, e);
+            "process sandbox of app '" + spec.app() + "': cannot start: " + e, e);
       }
     }
   }
 
-  /**
-   * {@code spec}'s command inside its namespaces and jail. {@code unshare --fork} waits for the
-   * namespace's first process and, with {@code --kill-child}, takes it down if unshare itself is
-   * killed; it ignores SIGTERM while waiting, so a stop reaches the worker, which shuts down.
-   */
-  private List<String> jailed(SandboxSpec spec) {
+  /** Refuses to run {@code spec} without its user's isolation or its limits, naming the fix. */
+  private void requireIsolation(SandboxSpec spec) {
     if (!root) {
       throw new SandboxException(
           "process sandbox of app '"
@@ -123,6 +184,24 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
               + " agent as root, or deploy with --backend docker",
           null);
     }
+    if (cgroups.isEmpty()) {
+      throw new SandboxException(
+          "process sandbox of app '"
+              + spec.app()
+              + "': refusing to run grains without CPU and memory limits: "
+              + noCgroups
+              + "; mount cgroup v2 with the cpu and memory controllers enabled (or cgroup v1"
+              + " cpu and memory hierarchies), or deploy with --backend docker",
+          null);
+    }
+  }
+
+  /**
+   * {@code spec}'s command inside its namespaces and jail. {@code unshare --fork} waits for the
+   * namespace's first process and, with {@code --kill-child}, takes it down if unshare itself is
+   * killed; it ignores SIGTERM while waiting, so a stop reaches the worker, which shuts down.
+   */
+  private List<String> jailed(SandboxSpec spec, Cgroups.Box box) {
     Path script =
         jail.orElseThrow(
             () ->
@@ -152,15 +231,22 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
                 "-I",
                 "-S",
                 script.toString(),
-                jailSpec(spec),
+                jailSpec(spec, box),
                 "--"));
     argv.addAll(spec.command());
     return argv;
   }
 
-  /** The jail's argument: the user, the limits and the mounts of {@code spec}, as JSON. */
-  static String jailSpec(SandboxSpec spec) {
+  /**
+   * The jail's argument, as JSON: the user, the limits and the mounts of {@code spec}, and the
+   * cgroup {@code box} it enters.
+   */
+  static String jailSpec(SandboxSpec spec, Cgroups.Box box) {
     ObjectNode doc = JSON.createObjectNode();
+    ArrayNode dirs = doc.putArray("cgroups");
+    box.dirs().forEach(dir -> dirs.add(dir.toString()));
+    doc.put("memory_cgroup", box.memory().toString());
+    doc.put("cgroup_version", box.version() == Cgroups.Version.V2 ? 2 : 1);
     doc.put("uid", spec.user().uid());
     doc.put("gid", spec.user().gid());
     doc.put("tmp_size_mb", spec.tmpSizeMb());
@@ -191,13 +277,21 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
     if (sandbox == null) {
       return;
     }
-    Process process;
+    // held throughout: a restart of the same sandbox waits until its cgroup is gone
     synchronized (sandbox) {
-      process = sandbox.process()[0];
+      if (sandbox.process != null && sandbox.process.isAlive()) {
+        stopProcess(sandbox.process, grace);
+      }
+      // whatever is left in its cgroup goes with it (the kernel kills the rest of a pid
+      // namespace when its first process dies, but may still be releasing them)
+      if (sandbox.box != null) {
+        cgroups.get().remove(sandbox.box);
+        sandbox.box = null;
+      }
     }
-    if (process == null || !process.isAlive()) {
-      return;
-    }
+  }
+
+  private static void stopProcess(Process process, Duration grace) {
     // setsid made the main process the leader of its own group: signal the whole group.
     signalGroup(process.pid(), "TERM");
     try {
@@ -223,30 +317,37 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
     List<SandboxInfo> owned = new ArrayList<>();
     sandboxes.forEach(
         (id, sandbox) -> {
-          Process process = sandbox.process()[0];
+          Process process = sandbox.process;
           String state =
               process == null
                   ? "created"
                   : process.isAlive() ? "running" : "exited (" + process.exitValue() + ")";
-          owned.add(new SandboxInfo(id, sandbox.spec().app(), state));
+          owned.add(new SandboxInfo(id, sandbox.spec.app(), state));
         });
     return owned;
   }
 
   @Override
   public String logs(SandboxId id, int tailLines) {
-    Sandbox sandbox = require(id);
-    if (sandbox.spec().logFile() == null || !Files.exists(sandbox.spec().logFile())) {
+    SandboxSpec spec = require(id).spec;
+    if (spec.logFile() == null || !Files.exists(spec.logFile())) {
       return "";
     }
-    return tail(sandbox.spec().logFile().toFile(), tailLines);
+    return tail(spec.logFile().toFile(), tailLines);
   }
 
   @Override
   public String ping() {
-    return root
-        ? "process backend (namespaces, one uid per app)"
-        : "process backend (refuses to start: the agent is not root)";
+    if (!root) {
+      return "process backend (refuses to start: the agent is not root)";
+    }
+    return cgroups
+        .map(
+            c ->
+                "process backend (namespaces, one uid per app, cgroup "
+                    + c.version().name().toLowerCase(Locale.ROOT)
+                    + " cpu and memory limits)")
+        .orElse("process backend (refuses to start: " + noCgroups + ")");
   }
 
   @Override

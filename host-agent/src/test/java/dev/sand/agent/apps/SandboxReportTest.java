@@ -37,6 +37,7 @@ class SandboxReportTest {
                 "img",
                 64,
                 1,
+                100,
                 8,
                 null,
                 new SandboxSpec.User(2_000_000_000, 2_000_000_000),

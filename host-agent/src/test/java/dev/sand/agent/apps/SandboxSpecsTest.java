@@ -129,6 +129,17 @@ class SandboxSpecsTest {
         .containsEntry("PYTHONPATH", "/sand/src/0:/sand/src/1:/sand/site:/app/.sand-site");
   }
 
+  /** The sandbox's CPU weight is the app's, else the operator's default (decision 0022). */
+  @Test
+  void of_cpuWeight_isTheAppsElseTheDefault() throws Exception {
+    String lowered = "{\"grains\": [\"a\"], \"limits\": {\"cpu_weight\": 10}}";
+
+    assertThat(specs.of(launch(SandboxConfig.Backend.DOCKER, lowered)).cpuWeight()).isEqualTo(10);
+    assertThat(specs.of(launch(SandboxConfig.Backend.DOCKER, lowered)).cpuShares()).isEqualTo(102);
+    assertThat(specs.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"a\"]}")).cpuWeight())
+        .isEqualTo(100);
+  }
+
   /** The sandbox gets the app's memory_mb once per grain and once for bursts, up to 8 GiB. */
   @Test
   void of_memory_isOneSharePerGrainPlusOneCapped() throws Exception {

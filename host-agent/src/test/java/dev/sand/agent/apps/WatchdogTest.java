@@ -25,6 +25,7 @@ class WatchdogTest {
             "img",
             64,
             1,
+            100,
             8,
             null,
             new SandboxSpec.User(2_000_000_000, 2_000_000_000),

@@ -22,6 +22,7 @@ class ProcessSandboxRuntimeTest {
         "img",
         300,
         1,
+        100,
         40,
         Path.of("/logs/thumbs.log"),
         new SandboxSpec.User(2_000_000_007, 2_000_000_007),
@@ -31,12 +32,17 @@ class ProcessSandboxRuntimeTest {
         List.of("python3", "-m", "sand_worker"));
   }
 
-  /** The jail gets the app's user, its limits and every mount of the spec. */
+  /** The jail gets the app's user, its limits, every mount of the spec and its cgroups. */
   @Test
-  void jailSpec_carriesUserLimitsAndMounts() throws Exception {
+  void jailSpec_carriesUserLimitsMountsAndCgroups() throws Exception {
     SandboxSpec spec = spec();
+    Cgroups.Box box =
+        new Cgroups.Box(
+            List.of(Path.of("/cg/cpu/sand-x/b"), Path.of("/cg/memory/sand-x/b")),
+            Path.of("/cg/memory/sand-x/b"),
+            Cgroups.Version.V1);
 
-    JsonNode doc = new ObjectMapper().readTree(ProcessSandboxRuntime.jailSpec(spec));
+    JsonNode doc = new ObjectMapper().readTree(ProcessSandboxRuntime.jailSpec(spec, box));
 
     assertThat(doc.get("uid").asInt()).isEqualTo(2_000_000_007);
     assertThat(doc.get("gid").asInt()).isEqualTo(2_000_000_007);
@@ -45,6 +51,10 @@ class ProcessSandboxRuntimeTest {
     assertThat(doc.get("pids_limit").asInt()).isEqualTo(40);
     assertThat(doc.get("mounts").get(0).get("host").asText()).isEqualTo("/st/apps/thumbs");
     assertThat(doc.get("mounts").get(0).get("read_only").asBoolean()).isTrue();
+    assertThat(doc.get("cgroups").get(0).asText()).isEqualTo("/cg/cpu/sand-x/b");
+    assertThat(doc.get("cgroups").get(1).asText()).isEqualTo("/cg/memory/sand-x/b");
+    assertThat(doc.get("memory_cgroup").asText()).isEqualTo("/cg/memory/sand-x/b");
+    assertThat(doc.get("cgroup_version").asInt()).isEqualTo(1);
   }
 
   /** An agent that is not root starts no process sandbox, and says how to fix it. */
@@ -52,7 +62,11 @@ class ProcessSandboxRuntimeTest {
   void start_agentNotRoot_refusesNamingTheFix() {
     try (ProcessSandboxRuntime runtime =
         new ProcessSandboxRuntime(
-            Path.of("/usr/bin/python3"), Optional.of(Path.of("/src/sand_worker/jail.py")), false)) {
+            Path.of("/usr/bin/python3"),
+            Optional.of(Path.of("/src/sand_worker/jail.py")),
+            false,
+            Optional.empty(),
+            "")) {
       SandboxId id = runtime.create(spec());
 
       assertThatThrownBy(() -> runtime.start(id))
@@ -63,6 +77,28 @@ class ProcessSandboxRuntimeTest {
           .singleElement()
           .extracting(SandboxInfo::state)
           .isEqualTo("created");
+    }
+  }
+
+  /** A root agent on a machine without cpu and memory cgroups starts no sandbox, naming why. */
+  @Test
+  void start_noCgroups_refusesNamingWhyAndTheFix() {
+    try (ProcessSandboxRuntime runtime =
+        new ProcessSandboxRuntime(
+            Path.of("/usr/bin/python3"),
+            Optional.of(Path.of("/src/sand_worker/jail.py")),
+            true,
+            Optional.empty(),
+            "no cgroup v2 mount offering cpu and memory")) {
+      SandboxId id = runtime.create(spec());
+
+      assertThatThrownBy(() -> runtime.start(id))
+          .isInstanceOf(SandboxException.class)
+          .hasMessageContaining("app 'thumbs'")
+          .hasMessageContaining("without CPU and memory limits")
+          .hasMessageContaining("no cgroup v2 mount offering cpu and memory")
+          .hasMessageContaining("or deploy with --backend docker");
+      assertThat(runtime.reclaim()).isZero();
     }
   }
 }

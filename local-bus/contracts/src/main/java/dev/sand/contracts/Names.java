@@ -1,5 +1,9 @@
 package dev.sand.contracts;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.regex.Pattern;
 
 /**
@@ -83,6 +87,28 @@ public final class Names {
    */
   public static String requireUser(String user) {
     return require("user name", USER, user);
+  }
+
+  /**
+   * The cgroup that holds the process sandboxes of the host whose state dir is {@code stateDir} (an
+   * absolute path, as the host's config names it): {@code sand-} and the first 16 hex digits of its
+   * SHA-256 ({@code CGROUP_PARENT}).
+   *
+   * @throws IllegalArgumentException when {@code stateDir} is not absolute
+   */
+  public static String sandboxCgroup(String stateDir) {
+    if (stateDir == null || !stateDir.startsWith("/")) {
+      throw new IllegalArgumentException(
+          "state dir must be an absolute path, got " + (stateDir == null ? "null" : stateDir));
+    }
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(stateDir.getBytes(StandardCharsets.UTF_8));
+      String hex = HexFormat.of().formatHex(digest).substring(0, 16);
+      return contractsConstants.CGROUP_PARENT.replace("{hash}", hex);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e);
+    }
   }
 
   private static String require(String what, Pattern pattern, String value) {

@@ -43,7 +43,8 @@ class ContractCasesTest {
           Map.entry("redis_user", a -> Keys.redisUser(a.path("app").asText())),
           Map.entry(
               "grain_topic", a -> Topics.grain(a.path("app").asText(), a.path("grain").asText())),
-          Map.entry("results_topic", a -> Topics.RESULTS));
+          Map.entry("results_topic", a -> Topics.RESULTS),
+          Map.entry("sandbox_cgroup", a -> Names.sandboxCgroup(a.path("state_dir").asText())));
 
   private static final Map<String, Function<String, String>> RULES =
       Map.of(
