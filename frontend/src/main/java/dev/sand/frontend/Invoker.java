@@ -205,9 +205,15 @@ final class Invoker {
     // no thread waits for the broker: admitted by the probe, counted as pending until queued
     // (whatever the queues hold then), or until the broker refused it
     backlog.pending(invocation.app(), 1);
+    CompletableFuture<Void> acked;
+    try {
+      acked = kafka.send(topic, invocation.executionId(), record, incarnation);
+    } catch (RuntimeException e) {
+      backlog.pending(invocation.app(), -1);
+      throw e;
+    }
     CompletableFuture<Void> queued =
-        kafka
-            .send(topic, invocation.executionId(), record, incarnation)
+        acked
             .orTimeout(ACK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
             .thenRunAsync(() -> queueAdmitted(invocation, event, backup, now), afterAck);
     queued.whenComplete((ok, error) -> backlog.pending(invocation.app(), -1));
