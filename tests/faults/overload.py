@@ -40,6 +40,7 @@ class Answer:
     status: int
     mode: str
     execution_id: str
+    execution_status: str  # of a 200 or 202: SUCCEEDED, FAILED, RUNNING, ...
     retry_after: str
 
 
@@ -59,6 +60,14 @@ class Run:
 
     def accepted_async(self) -> list[str]:
         return [a.execution_id for a in self.answers if a.mode == "async" and a.status == 202]
+
+    def sync_not_succeeded(self) -> Counter[str]:
+        """The statuses of admitted synchronous calls whose execution did not succeed."""
+        return Counter(
+            a.execution_status
+            for a in self.answers
+            if a.mode == "sync" and a.status == 200 and a.execution_status != "SUCCEEDED"
+        )
 
     def refusal_ms(self) -> list[float]:
         """Latencies of the calls answered 429, sorted: how fast a refusal comes."""
@@ -85,7 +94,7 @@ def run_load(
     seconds: float,
     async_every: int = 0,
     timeout_s: float = 30,
-    body: str = "{}",
+    body: str,
 ) -> Run:
     """``rate`` requests a second (open loop) for ``seconds``; blocks until every request was
     answered or timed out."""
@@ -127,6 +136,7 @@ def run_load(
                 status=doc["status"],
                 mode=doc["mode"],
                 execution_id=doc.get("execution_id", ""),
+                execution_status=doc.get("execution_status", ""),
                 retry_after=doc.get("retry_after", ""),
             )
         )

@@ -91,7 +91,7 @@ def _summary(name: str, run: Run) -> str:
         f"{dict(sorted(run.statuses().items()))}, admitted sync p50 "
         f"{percentile(admitted, 0.5):.1f} ms p99 {percentile(admitted, 0.99):.1f} ms, "
         f"429 p50 {percentile(refused, 0.5):.1f} ms p99 {percentile(refused, 0.99):.1f} ms, "
-        f"goodput {run.goodput():.1f}/s"
+        f"goodput {run.goodput():.1f}/s, sync not SUCCEEDED {dict(run.sync_not_succeeded())}"
     )
 
 
@@ -113,7 +113,9 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
     # the saturation rate: the most sync calls a second answered 200, over a ramp of rates
     saturation = 0.0
     for rate in RAMP_RATES:
-        step = run_load(loadgen, url, token, rate=rate, seconds=RAMP_STEP_S, timeout_s=TIMEOUT_S)
+        step = run_load(
+            loadgen, url, token, rate=rate, seconds=RAMP_STEP_S, timeout_s=TIMEOUT_S, body=BODY
+        )
         print(_summary(f"ramp {rate}/s", step))
         saturation = max(saturation, step.goodput())
         if step.goodput() < 0.8 * rate or step.statuses().get(429, 0) > 0.05 * len(step.answers):
@@ -129,6 +131,7 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
         seconds=HALF_S,
         async_every=ASYNC_EVERY,
         timeout_s=TIMEOUT_S,
+        body=BODY,
     )
     print(_summary("half load", half))
 
@@ -143,6 +146,7 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
             seconds=OVERLOAD_S,
             async_every=ASYNC_EVERY,
             timeout_s=TIMEOUT_S,
+            body=BODY,
         )
         print(_summary("5x saturation", over))
         accepted = over.accepted_async() + half.accepted_async()
@@ -177,6 +181,8 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
     assert counts.get(429, 0) > 0, "5x the saturation rate was never refused"
     assert not lost, f"{len(lost)} accepted executions never ended, e.g. {lost[:3]}"
     assert not failed, f"{len(failed)} did not succeed: {Counter(statuses[e] for e in failed)}"
+    for run in (half, over):  # a 200 is an answer; the execution behind it must have succeeded
+        assert not run.sync_not_succeeded(), run.sync_not_succeeded()
     assert p99_over <= 3 * p99_half, f"admitted p99 {p99_over:.0f} ms > 3x {p99_half:.0f} ms"
     over_ceiling = {s: mb for s, mb in sampler.peaks_mb.items() if mb > _ceiling_mb(cluster, s)}
     assert not over_ceiling, f"peak RSS over the ceiling (MB): {over_ceiling}"

@@ -2,7 +2,7 @@
 // schedule whether or not earlier ones were answered) or with a fixed number of clients
 // (closed loop), and prints one JSON line per request on stdout: when it started, how long
 // its answer took, the status (0: no answer within the timeout or a transport error), the
-// mode, the execution id of an accepted one and the Retry-After of a refused one.
+// mode, the execution id and status of an accepted one and the Retry-After of a refused one.
 //
 // It uses the standard library only, so `go build` needs no module download. The overload
 // test (tests/faults/test_overload.py) builds and runs it: a Go client costs the shared two
@@ -28,6 +28,7 @@ type record struct {
 	Status     int     `json:"status"`
 	Mode       string  `json:"mode"`
 	Execution  string  `json:"execution_id,omitempty"`
+	ExecStatus string  `json:"execution_status,omitempty"`
 	RetryAfter string  `json:"retry_after,omitempty"`
 	Error      string  `json:"error,omitempty"`
 }
@@ -125,12 +126,14 @@ func call(client *http.Client, url, token, body string) timed {
 	resp.Body.Close()
 	rec := record{LatencyMs: since(started), Status: resp.StatusCode,
 		RetryAfter: resp.Header.Get("Retry-After")}
-	if resp.StatusCode == 202 {
+	if resp.StatusCode == 200 || resp.StatusCode == 202 {
 		var doc struct {
 			ExecutionID string `json:"execution_id"`
+			Status      string `json:"status"`
 		}
 		if json.Unmarshal(data, &doc) == nil {
 			rec.Execution = doc.ExecutionID
+			rec.ExecStatus = doc.Status
 		}
 	}
 	return timed{rec, started}
