@@ -29,7 +29,7 @@ from tests.faults.overload import (
 )
 from tests.integration.multihost import MultiHostCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.faults]
+pytestmark = pytest.mark.faults  # long (5x overload for 60 s): `make test-faults` only
 
 HELLO = Path(__file__).resolve().parents[2] / "examples" / "hello"
 BODY = '{"name": "ada"}'
