@@ -31,7 +31,7 @@ java-test: setup
 	mvn -q -B test
 
 unit: setup
-	$(VENV)/bin/pytest -q -m "not integration" tests
+	$(VENV)/bin/pytest -q -m "not integration and not faults" tests
 	cd frontend/ui && npm test --silent
 
 integration: setup

@@ -101,7 +101,7 @@ def test_singleHost_servicesAsBefore(tmp_path: Path) -> None:
 
 
 def test_severalHosts_redisAndAgentPerHost_inTheirNamespace(tmp_path: Path) -> None:
-    """Each host's Redis and agent run under `ip netns exec`, with pid files in its own dir;
+    """Each host's Redis and agent run under `nsenter --net`, with pid files in its own dir;
     the agent is probed through its namespace address."""
     config = _config(tmp_path, hosts=2)
     specs = {s.name: s for s in build_services(config)}
@@ -109,7 +109,7 @@ def test_severalHosts_redisAndAgentPerHost_inTheirNamespace(tmp_path: Path) -> N
     for plan in config.host_plans:
         for kind in ("redis", "host-agent"):
             spec = specs[f"{plan.id}/{kind}"]
-            assert spec.argv[:4] == ("ip", "netns", "exec", plan.netns)
+            assert spec.argv[:3] == ("nsenter", f"--net=/run/netns/{plan.netns}", "--")
             assert spec.host_id == plan.id and spec.pids_dir == plan.pids_dir
             assert spec.log == plan.logs_dir / f"{kind}.log"
         agent = specs[f"{plan.id}/host-agent"]

@@ -263,9 +263,13 @@ def _log(config: ClusterConfig, name: str) -> Path:
 
 
 def _in_netns(plan: HostPlan, argv: tuple[str, ...]) -> tuple[str, ...]:
-    # `ip netns exec` enters the namespace and execs argv in place: the pid we record
-    # is the service's own.
-    return argv if plan.netns is None else ("ip", "netns", "exec", plan.netns, *argv)
+    # nsenter enters the host's network namespace only and execs argv in place: the pid we
+    # record is the service's own. Not `ip netns exec`: it also gives the process a mount
+    # namespace with a /sys of its own, without the machine's cgroup mounts, and the agent
+    # needs those for its process sandboxes' CPU and memory limits (decision 0022).
+    if plan.netns is None:
+        return argv
+    return ("nsenter", f"--net=/run/netns/{plan.netns}", "--", *argv)
 
 
 def _redis(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
@@ -289,7 +293,7 @@ def _redis(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         address=f"unix:{plan.redis_socket}",
         log=plan.logs_dir / "redis.log",
         health=probes.redis_ping(plan.redis_socket, lambda: config.redis_password),
-        needs=("redis-server",) if plan.netns is None else ("redis-server", "ip"),
+        needs=("redis-server",) if plan.netns is None else ("redis-server", "nsenter"),
         prepare=prepare,
         host_id=plan.id,
         pids_dir=plan.pids_dir,
@@ -497,7 +501,7 @@ def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         health=probes.http_ok(port, host=plan.ip),
         # in a namespace of its own the port is free whatever the root namespace holds
         ports=(port,) if plan.netns is None else (),
-        needs=("java", str(jar)) if plan.netns is None else ("java", str(jar), "ip"),
+        needs=("java", str(jar)) if plan.netns is None else ("java", str(jar), "nsenter"),
         prepare=prepare,
         host_id=plan.id,
         pids_dir=plan.pids_dir,
