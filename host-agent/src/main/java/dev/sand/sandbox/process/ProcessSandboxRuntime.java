@@ -147,7 +147,8 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
           .addKeyValue("app", spec.app())
           .addKeyValue("sandbox", id.value())
           .addKeyValue("cgroup", sandbox.box.dirs().toString())
-          .addKeyValue("took_ms", String.format("%.2f", (System.nanoTime() - started) / 1e6))
+          .addKeyValue(
+              "took_ms", String.format(Locale.ROOT, "%.2f", (System.nanoTime() - started) / 1e6))
           .log("sandbox cgroup ready");
       List<String> argv = new ArrayList<>();
       argv.add("setsid");
