@@ -166,8 +166,8 @@ def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
     carries them to the frontends (decision 0023)."""
     default = load_config(env={}).admission
     assert (default.max_queued_per_app, default.max_queued_per_host, default.retry_after_s) == (
-        8,
         32,
+        128,
         1,
     )
     config = load_config(env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5"})
@@ -175,7 +175,7 @@ def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
     document = cluster_document(config, config.host_plans[0], config.state_dir)
     assert document["admission"] == {
         "max_queued_per_app": 5,
-        "max_queued_per_host": 32,
+        "max_queued_per_host": 128,
         "retry_after_s": 1,
     }
 

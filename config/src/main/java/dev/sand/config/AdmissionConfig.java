@@ -21,7 +21,7 @@ public record AdmissionConfig(int maxQueuedPerApp, int maxQueuedPerHost, int ret
   public static final int MAX_RETRY_AFTER_S = 3600;
 
   /** What a config without the section gets: the committed defaults of {@code defaults.toml}. */
-  public static final AdmissionConfig DEFAULT = new AdmissionConfig(8, 32, 1);
+  public static final AdmissionConfig DEFAULT = new AdmissionConfig(32, 128, 1);
 
   public AdmissionConfig {
     if (maxQueuedPerApp < 1 || maxQueuedPerApp > MAX_QUEUED) {
