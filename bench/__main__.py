@@ -29,6 +29,7 @@ from sand.cluster.config import load_config
 
 from bench import headline, sand_series
 from bench.loadgen import percentile
+from bench.stack_cpu import StackCpu, budget_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -126,7 +127,11 @@ def main() -> int:
     except BootstrapError as exc:
         console.print(f"[red]{exc}[/red]")
         return 2
-    cluster = sand_series.Cluster(config.gateway_url, token)
+    cluster = sand_series.Cluster(
+        config.gateway_url,
+        token,
+        StackCpu(config.state_dir, [host.state_dir for host in config.host_plans]),
+    )
     try:
         cluster.client.apps()
     except SandApiError as exc:
@@ -369,6 +374,11 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     off = results.get("cpu per invocation without backups") or {}
     again = results.get("cpu per invocation with backups (again)") or {}
     unrecorded = results.get("cpu per invocation without history") or {}
+    print(f"{'CPU ms per call':<30} {'fork':>7} {'budget':>7} {'verdict':<13}"
+          f" {'reuse':>7} {'budget':>7} {'verdict':<13}")  # fmt: skip
+    for part, *cells in budget_rows(fork, reuse):
+        print(f"{part:<30} {cells[0]:>7} {cells[1]:>7} {cells[2]:<13}"
+              f" {cells[3]:>7} {cells[4]:>7} {cells[5]:<13}")  # fmt: skip
     print(f"{'CPU ms per call':<32} {'fork per event':>15} {'reuse':>8} {'no backups':>11} "
           f"{'no history':>11} {'on again':>9}")  # fmt: skip
     for name in fork or reuse:

@@ -24,6 +24,7 @@ import yaml
 from sand.client import SandClient
 
 from bench.loadgen import Call, Sample, closed_loop, open_loop, percentile, poisson_schedule
+from bench.stack_cpu import StackCpu
 
 ROOT = Path(__file__).resolve().parents[1]
 HOP_APP = ROOT / "bench" / "apps" / "hop"
@@ -69,6 +70,7 @@ class Cluster:
 
     gateway: str
     token: str = field(repr=False)
+    cpu: StackCpu  # the CPU of the stack behind the gateway, by part
     client: SandClient = field(init=False)
 
     def __post_init__(self) -> None:
@@ -247,33 +249,6 @@ def throughput(cluster: Cluster, app: str, rates: list[float], seconds: float) -
 
 # -- CPU accounting -----------------------------------------------------------------------
 
-_PROCESSES = {
-    "grain workers and instances": "sand_worker",
-    "host agent": "host-agent",
-    "frontends (2)": "frontend-",
-    "nginx": "nginx",
-    "redis": "redis-server",
-    "kafka": "kafka.Kafka",
-    "cassandra": "CassandraDaemon",
-    "dockerd + containerd": "containerd",
-}
-
-
-def _cpu_seconds() -> dict[str, float]:
-    totals = dict.fromkeys(_PROCESSES, 0.0)
-    for process in psutil.process_iter(["cmdline"]):
-        cmdline = " ".join(process.info.get("cmdline") or [])
-        for name, marker in _PROCESSES.items():
-            if marker in cmdline:
-                try:
-                    t = process.cpu_times()
-                    totals[name] += t.user + t.system + t.children_user + t.children_system
-                except psutil.Error:
-                    pass
-                break
-    return totals
-
-
 # Calls made before the CPU series: the JVMs' JIT compilers (C2) are still busy for the
 # first thousand-odd calls after a start (measured per thread: up to 0.7 ms of Cassandra's
 # and 0.3 ms of a frontend's CPU per call); the table is the warm stack's steady state.
@@ -290,14 +265,14 @@ def cpu_per_invocation(
     call = cluster.post(cluster.invoke_url(app, "one"), {})
     for _ in range(warm_up_calls):
         call(session)
-    before = _cpu_seconds()
+    before = cluster.cpu.seconds()
     t0 = time.perf_counter()
     for _ in range(n):
         call(session)
         time.sleep(gap_s)
     wall = time.perf_counter() - t0
-    after = _cpu_seconds()
-    out = {name: (after[name] - before[name]) / n * 1000 for name in _PROCESSES}
+    after = cluster.cpu.seconds()
+    out = {name: (after[name] - before.get(name, 0.0)) / n * 1000 for name in after}
     out["wall"] = wall / n * 1000
     return out
 

@@ -58,8 +58,13 @@ def results(
         (root / "workflows" / f"{name}.yaml").write_text(case.definition_text())
         manifest["workflows"][name] = f"workflows/{name}.yaml"
     (root / "app.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    # ~330 executions started by 16 callers outrun the sandbox: past the admission bound
+    # (decision 0023) a start is refused with 429 and tried again after its Retry-After
     client = SandClient(
-        cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120
+        cluster_config.gateway_url,
+        token=admin_token(cluster_config),
+        timeout_s=120,
+        busy_wait_s=240,
     )
     client.deploy(root, backend="docker")
     try:

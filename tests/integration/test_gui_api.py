@@ -123,9 +123,9 @@ def test_dryRun_validApp_answersItsDescription_andDeploysNothing(
     assert body["app"]["grains"] == ["normalize", "greet", "shout"]
     assert body["app"]["workflows"] == {"main": {"entry_grain": "normalize"}}
     assert "version" not in body["app"]  # nothing was deployed, so no version
-    # the GUI calls it as the user types: it must be quick (a Python run of ~0.2 s)
+    # the GUI calls it as the user types: how quick it is is printed, never asserted (a loaded
+    # 2-core machine makes any bound flaky; speed lives in the benchmarks)
     print(f"dry run of a small app took {[round(t, 3) for t in took]} s")
-    assert min(took) < 1.0, took
 
     assert _app_names(cluster_config, alice.token) == before
     assert _app_names(cluster_config, admin_token(cluster_config)) == admin_before

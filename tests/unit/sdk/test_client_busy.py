@@ -4,6 +4,8 @@ seconds to wait, from the body or the ``Retry-After`` header."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 import pytest
 import requests
@@ -54,3 +56,22 @@ def test_busy_retryAfter_fromBodyElseHeader(
     error = _error(_response(429, body, headers))
     assert isinstance(error, Busy)
     assert error.retry_after_s == expected
+
+
+def test_invoke_busyWait_triesAgainAfterRetryAfter_untilThereIsRoom() -> None:
+    """With ``busy_wait_s`` a refused call is sent again after its Retry-After until it is
+    served; past the budget the last Busy is raised."""
+    store = AppsStore()
+    store.add("hello")
+    store.busy["hello"] = 0  # Retry-After: 0 (the client waits at least 0.1 s)
+    with fake_apps(store) as server:
+        patient = SandClient(server.url, token="t", busy_wait_s=30)
+        threading.Timer(0.5, lambda: store.busy.pop("hello")).start()
+        started = time.monotonic()
+        assert patient.invoke("hello", {"n": 2}).output == {"n": 2}
+        assert time.monotonic() - started >= 0.5
+        store.busy["hello"] = 0
+        started = time.monotonic()
+        with pytest.raises(Busy):
+            SandClient(server.url, token="t", busy_wait_s=0.4).invoke("hello", {})
+        assert 0.25 <= time.monotonic() - started < 5

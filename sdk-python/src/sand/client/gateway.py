@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import tarfile
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -63,7 +65,10 @@ class SandClient:
     ``token``: the bearer token to send; None resolves one (``resolve_token``), and sends
     none if nothing is found (the server then answers 401). ``internal_secret``: talk to a
     host agent directly, as SAND's own services do (``X-Sand-Internal``; the agent then acts
-    as the system, an admin) — no token is sent or resolved."""
+    as the system, an admin) — no token is sent or resolved. ``busy_wait_s``: how long in
+    all a request refused with 429 (``Busy``: nothing was queued, so trying again is always
+    safe) is tried again, each time after its ``Retry-After`` plus up to half of it at
+    random, so that refused callers do not come back together; 0 raises ``Busy`` at once."""
 
     def __init__(
         self,
@@ -72,9 +77,11 @@ class SandClient:
         token: str | None = None,
         timeout_s: float = 300.0,
         internal_secret: str | None = None,
+        busy_wait_s: float = 0.0,
     ) -> None:
         self._base = base_url.rstrip("/")
         self._timeout_s = timeout_s
+        self._busy_wait_s = busy_wait_s
         self._session = requests.Session()
         self._token_source: str | None = None  # where a resolved token was found
         self._has_token = False
@@ -416,20 +423,31 @@ class SandClient:
         """The answer to one request; raises for a refusal (status >= 400, except a health
         check's 503, which ``health`` reads) or when the gateway cannot be reached."""
         data = None if body is None and method != "POST" else json.dumps(body).encode()
-        try:
-            response = self._session.request(
-                method,
-                self._base + path,
-                params=params,
-                data=data,
-                headers={"Content-Type": "application/json"},
-                timeout=self._timeout_s,
-            )
-        except requests.ConnectionError as exc:
-            raise _unreachable(self._base) from exc
-        if response.status_code >= 400 and not (path == "/health" and response.status_code == 503):
-            raise self._error(response)
-        return response
+        give_up_at = time.monotonic() + self._busy_wait_s
+        while True:
+            try:
+                response = self._session.request(
+                    method,
+                    self._base + path,
+                    params=params,
+                    data=data,
+                    headers={"Content-Type": "application/json"},
+                    timeout=self._timeout_s,
+                )
+            except requests.ConnectionError as exc:
+                raise _unreachable(self._base) from exc
+            if response.status_code == 503 and path == "/health":
+                return response
+            if response.status_code < 400:
+                return response
+            error = self._error(response)
+            if not isinstance(error, Busy):
+                raise error
+            after = 1 if error.retry_after_s is None else max(error.retry_after_s, 0.1)
+            pause = after * (1 + random.random() / 2)
+            if time.monotonic() + pause > give_up_at:
+                raise error
+            time.sleep(pause)
 
     def _error(self, response: requests.Response) -> SandApiError:
         """The server's refusal, saying what to do when it is about who is calling."""
