@@ -160,7 +160,10 @@ def run_with_faults(
     time.sleep(max(0.0, duration_s - (time.monotonic() - started)))
     load.stop()
     outcome = await_all(cluster.gateway_url, load, app.expected, fault_times[0])
-    print(outcome.report(name, fault_times[0]), f"refused {len(load.refused)}")
+    print(
+        outcome.report(name, fault_times[0]),
+        f"refused {len(load.refused)}, busy (429, retried later) {load.busy}",
+    )
     floor = app.min_accepted if min_accepted is None else min_accepted
     assert outcome.accepted >= floor, f"too little load: {load.refused[:5]}"
     assert not outcome.lost, f"{len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
