@@ -279,6 +279,10 @@ def main() -> int:
     return 0
 
 
+# How long the stack is measured at rest (issue 25: 60 s, `hello` deployed).
+IDLE_SECONDS = 60.0
+
+
 def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     """The figures that move with the invocation path's cost, in a few minutes: the local
     hop and its floor (a plain Redis hop between two Python processes, same run), the
@@ -353,8 +357,17 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         step("hop through kafka",
              lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
              results, failures)  # fmt: skip
+    # The stack at rest, `hello` deployed: what every per-call figure above carries too
+    with cluster.deployed(ROOT / "examples" / "hello") as app:
+        sand_series.warm_up(cluster, app, "main", 20)
+        time.sleep(5)  # the calls' own after-work (records, history batches) is over
+        step("idle stack", lambda: sand_series.idle_cpu(cluster, IDLE_SECONDS), results, failures)
     now = headline.figures(results)
     print("\n".join(headline.table(now, headline.previous())))
+    idle = results.get("idle stack") or {}
+    print(f"{'idle stack, ms of CPU per s':<32} {'':>8}")
+    for name, value in idle.items():
+        print(f"{name:<32} {value:>8.2f}")
     print(f"{'global bus (same run), ms':<32} {'p50':>8} {'p99':>8}")
     for label, key in (
         ("local hop, backups on", "hop"),
@@ -398,6 +411,7 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         "cpu_ms_per_call_without_backups": off,
         "cpu_ms_per_call_with_backups_again": again,
         "cpu_ms_per_call_without_history": unrecorded,
+        "idle_cpu_ms_per_s": idle,
     }
     out.write_text(json.dumps(doc, indent=1) + "\n")
     console.print(f"wrote {out} in {(time.monotonic() - started) / 60:.1f} min; failed: {failures}")

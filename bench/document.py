@@ -48,7 +48,7 @@ def render(
     add("")
 
     # -- headline ---------------------------------------------------------------------
-    add("## Headline: targets of issue 9, against the previous committed run\n")
+    add("## Headline: targets of issue 25, against the previous committed run\n")
     add(
         "Each figure of this run beside the same figure of the run committed before it"
         " (`docs/benchmarks/headline.json`); a change above 10 % for the worse is marked."

@@ -277,6 +277,20 @@ def cpu_per_invocation(
     return out
 
 
+def idle_cpu(cluster: Cluster, seconds: float) -> dict[str, float]:
+    """Milliseconds of CPU per second each part of the stack spends at rest over
+    ``seconds`` (an app deployed, no call made), and the whole stack's share of one core in
+    percent under ``share_of_one_core_pct`` (issue 25's target: at most 2)."""
+    before = cluster.cpu.seconds()
+    t0 = time.perf_counter()
+    time.sleep(seconds)
+    elapsed = time.perf_counter() - t0
+    after = cluster.cpu.seconds()
+    out = {name: (after[name] - before.get(name, 0.0)) / elapsed * 1000 for name in after}
+    out["share_of_one_core_pct"] = sum(out.values()) / 10
+    return out
+
+
 # -- memory ----------------------------------------------------------------------------------
 
 
