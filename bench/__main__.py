@@ -273,6 +273,7 @@ def main() -> int:
                  results, failures)  # fmt: skip
             step(f"version {name}", module.version, results, failures)
 
+    idle_stack(cluster, results, failures)
     elapsed = time.monotonic() - started
     write(results, failures, profile, args.full, elapsed)
     console.print(f"wrote {DOCS / 'benchmarks.md'} in {elapsed / 60:.1f} min")
@@ -281,6 +282,14 @@ def main() -> int:
 
 # How long the stack is measured at rest (issue 25: 60 s, `hello` deployed).
 IDLE_SECONDS = 60.0
+
+
+def idle_stack(cluster: sand_series.Cluster, results: dict[str, Any], failures: list[str]) -> None:
+    """The stack at rest, `hello` deployed: what every per-call figure carries too."""
+    with cluster.deployed(ROOT / "examples" / "hello") as app:
+        sand_series.warm_up(cluster, app, "main", 20)
+        time.sleep(5)  # the calls' own after-work (records, history batches) is over
+        step("idle stack", lambda: sand_series.idle_cpu(cluster, IDLE_SECONDS), results, failures)
 
 
 def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
@@ -357,11 +366,7 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         step("hop through kafka",
              lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
              results, failures)  # fmt: skip
-    # The stack at rest, `hello` deployed: what every per-call figure above carries too
-    with cluster.deployed(ROOT / "examples" / "hello") as app:
-        sand_series.warm_up(cluster, app, "main", 20)
-        time.sleep(5)  # the calls' own after-work (records, history batches) is over
-        step("idle stack", lambda: sand_series.idle_cpu(cluster, IDLE_SECONDS), results, failures)
+    idle_stack(cluster, results, failures)
     now = headline.figures(results)
     print("\n".join(headline.table(now, headline.previous())))
     idle = results.get("idle stack") or {}

@@ -156,6 +156,16 @@ def render(
                 f" time (5 ms of it the client's pause): {spent / wall:.2f} of the 2 cores are"
                 " busy with a single client, so under any load the steps wait for a core more"
                 " than they compute.\n")  # fmt: skip
+    idle = r.get("idle stack") or {}
+    if idle:
+        add(f"The stack at rest for {60} s with `hello` deployed (CPU ms per second; issue 25's"
+            " target: at most 2 % of one core, 20 ms/s):\n")  # fmt: skip
+        add("| process | CPU ms per s at rest |\n|---|---|")
+        for name, value in idle.items():
+            if name != "share_of_one_core_pct":
+                add(f"| {name} | {value:.2f} |")
+        add(f"| **whole stack** | **{idle.get('share_of_one_core_pct', float('nan')):.2f} %"
+            " of one core** |\n")  # fmt: skip
     if points:
         add("Open loop, Poisson arrivals, each rate for a fixed time; the ramp stops once the"
             " stack completes less than 90 % of the offered rate twice (`lag` = how late the"
