@@ -1,8 +1,7 @@
 """``python -m sand_worker``: the process a sandbox runs — one grain worker per grain.
 
 Reads its settings from the environment (``WorkerConfig``), loads and validates
-the application (in a child, :mod:`sand_worker.loading`, so that no worker holds the
-loaders), then hands the grains placed here to a
+the application, then hands the grains placed here to a
 :class:`~sand_worker.supervisor.WorkerSupervisor`, which forks one worker per grain
 and keeps them alive until SIGTERM or until the host agent is gone (decision 0021).
 """
@@ -14,12 +13,11 @@ import signal
 import sys
 from typing import NoReturn
 
-from sand.app import AppError, AppSpec
+from sand.app import AppError, AppSpec, load_app
 from sand.grain.runner import load_grain
 
 from sand_worker.config import WorkerConfig, WorkerConfigError
 from sand_worker.instance import Grain
-from sand_worker.loading import load_app_apart
 from sand_worker.supervisor import WorkerExit, WorkerSupervisor
 from sand_worker.worker import GrainWorker
 
@@ -27,7 +25,7 @@ from sand_worker.worker import GrainWorker
 def main() -> int:
     try:
         config = WorkerConfig.from_env()
-        app = load_app_apart(config.app_dir)
+        app = load_app(config.app_dir)
     except (WorkerConfigError, AppError) as exc:
         print(f"sand-worker: cannot start: {exc}", file=sys.stderr, flush=True)
         return WorkerExit.CANNOT_START
