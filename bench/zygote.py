@@ -182,6 +182,7 @@ def main() -> int:
     import argparse
     import contextlib
     import shutil
+    import signal
     import statistics
     import subprocess
     import tempfile
@@ -199,6 +200,8 @@ def main() -> int:
         _probe(args.probe, args.forks, args.events)
         return 0
 
+    # a SIGTERM unwinds like an exception: the private redis-server is stopped all the same
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     root = Path(__file__).resolve().parent.parent
     sources = ("sdk-python/src", "workflows/src", "grain-worker/src")
     with contextlib.ExitStack() as stack:
