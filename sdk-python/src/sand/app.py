@@ -234,7 +234,7 @@ class _AppLoader:
 
     def load(self) -> AppSpec:
         # The YAML parser and the workflow loaders are imported where used, not with this
-        # module: a grain worker holds an AppSpec, not what loaded it (decision 0025).
+        # module: what only uses AppSpec (a grain worker) does not load them (decision 0025).
         doc = self.read_app_file()
         if doc is None:
             raise self.fail()
