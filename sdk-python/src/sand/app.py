@@ -44,13 +44,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import yaml
-from sand_workflows import WorkflowError, load_workflow
-from sand_workflows.parsing import load_yaml
-
 from sand import contracts
 from sand.placement import Placement, check_placement, kind_of
-from sand.suggest import did_you_mean
 
 APP_FILE = "app.yaml"
 # cgroup v2's cpu.weight range; the cluster's [sandbox] max_cpu_weight may allow less
@@ -162,6 +157,8 @@ class AppSpec:
             return self.workflows[name]
         except KeyError:
             names = ", ".join(sorted(self.workflows))
+            from sand.suggest import did_you_mean
+
             raise AppError(
                 [
                     AppProblem(
@@ -236,6 +233,8 @@ class _AppLoader:
         return AppError(self.problems)
 
     def load(self) -> AppSpec:
+        # The YAML parser and the workflow loaders are imported where used, not with this
+        # module: what only uses AppSpec (a grain worker) does not load them (decision 0025).
         doc = self.read_app_file()
         if doc is None:
             raise self.fail()
@@ -293,6 +292,9 @@ class _AppLoader:
         except (OSError, UnicodeDecodeError) as exc:
             self.problem(None, f"cannot be read: {exc}")
             return None
+        import yaml
+        from sand_workflows.parsing import load_yaml
+
         try:
             doc = load_yaml(text)  # refuses a key given twice, with its line
         except yaml.MarkedYAMLError as exc:
@@ -466,6 +468,8 @@ class _AppLoader:
             if path.suffix not in WORKFLOW_SUFFIXES:
                 self.problem(field_name, f"file {value} must end in .json, .yaml or .yml")
                 continue
+            from sand_workflows import WorkflowError, load_workflow
+
             try:
                 definition = load_workflow(path, grains=frozenset(grain_names))
             except UnicodeDecodeError as exc:

@@ -15,16 +15,15 @@ functions Step Functions adds: ``$partition``, ``$range``, ``$hash``, ``$random`
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import random
 import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import jsonata
-from jsonata import jexception, utils
+from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .errors import StatesError
@@ -39,6 +38,31 @@ _OPEN, _CLOSE = "{%", "%}"
 STATES_FIELDS = ("input", "result", "errorOutput", "context")
 AWS_FUNCTIONS = ("partition", "range", "hash", "random", "uuid", "parse")
 FORBIDDEN_FUNCTIONS = ("eval",)
+
+
+class _OnFirstUse:
+    """Stands for a module of jsonata-python until code here first reads one of its names:
+    then imports it and puts the module in its place. jsonata-python weighs ~5 MB in a
+    process; a grain worker whose workflows hold no JSONata never loads it (decision 0025).
+    """
+
+    def __init__(self, module: str, alias: str) -> None:
+        self._module = module
+        self._alias = alias
+
+    def __getattr__(self, name: str) -> Any:
+        module = importlib.import_module(self._module)
+        globals()[self._alias] = module
+        return getattr(module, name)
+
+
+if TYPE_CHECKING:
+    import jsonata
+    from jsonata import jexception, utils
+else:
+    jsonata = _OnFirstUse("jsonata", "jsonata")
+    jexception = _OnFirstUse("jsonata.jexception", "jexception")
+    utils = _OnFirstUse("jsonata.utils", "utils")
 
 
 class JsonataSyntaxError(ValueError):
@@ -172,7 +196,7 @@ def evaluate_template(
             errors.QUERY_EVALUATION_ERROR,
             f"state '{state}' field '{field}': the input or variables are nested too deeply",
         ) from None
-    bindings.update(_FUNCTIONS)
+    bindings.update(_functions())
     return _fill(template, state, field, bindings)
 
 
@@ -298,14 +322,16 @@ def _parse(text: Any) -> Any:
         raise StatesError(errors.QUERY_EVALUATION_ERROR, f"$parse: not JSON: {exc}") from None
 
 
-_FUNCTIONS: dict[str, Any] = {
-    "partition": jsonata.Jsonata.JLambda(_partition),
-    "range": jsonata.Jsonata.JLambda(_range),
-    "hash": jsonata.Jsonata.JLambda(_hash),
-    "random": jsonata.Jsonata.JLambda(_random),
-    "uuid": jsonata.Jsonata.JLambda(_uuid),
-    "parse": jsonata.Jsonata.JLambda(_parse),
-}
+@functools.cache
+def _functions() -> dict[str, Any]:
+    return {
+        "partition": jsonata.Jsonata.JLambda(_partition),
+        "range": jsonata.Jsonata.JLambda(_range),
+        "hash": jsonata.Jsonata.JLambda(_hash),
+        "random": jsonata.Jsonata.JLambda(_random),
+        "uuid": jsonata.Jsonata.JLambda(_uuid),
+        "parse": jsonata.Jsonata.JLambda(_parse),
+    }
 
 
 # -- static analysis: which $names an expression reads ----------------------------------------

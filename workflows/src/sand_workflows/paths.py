@@ -16,8 +16,6 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from jsonpath_ng.ext import parse as _jsonpath_parse
-
 Step = str | int
 
 _NOT_IN_REFERENCE = set("@,:?*")
@@ -190,8 +188,12 @@ def compile_path(text: str) -> Path:
     if union is not None:
         alternatives = tuple(compile_path(alt) for alt in union)
         return Path(text, context, None, None, alternatives, variable=variable)
+    # jsonpath-ng (and its parser generator) is loaded only by the workflows that need it:
+    # a grain worker whose paths are all references never holds it (decision 0025)
+    from jsonpath_ng.ext import parse as jsonpath_parse
+
     try:
-        query = _jsonpath_parse("$" + body)
+        query = jsonpath_parse("$" + body)
     except Exception as exc:  # jsonpath-ng raises bare Exception subclasses of its own
         raise PathSyntaxError(f"'{text}' is not a valid JSONPath: {exc}") from None
     return Path(text, context, None, query, variable=variable)
