@@ -118,6 +118,11 @@ def main() -> int:
         help="only the hop (with its Redis floor), the one-grain overhead and the CPU table,"
         " compared with the committed headline; writes build/bench-quick.json, not the report",
     )
+    parser.add_argument(
+        "--idle",
+        action="store_true",
+        help="only the idle stack: CPU per part over 60 s at rest with hello deployed",
+    )
     args = parser.parse_args()
     profile = FULL if args.full else SMOKE if args.smoke else QUICK
     skip = set(filter(None, args.skip.split(",")))
@@ -139,6 +144,13 @@ def main() -> int:
         return 2
     if args.quick:
         return quick(cluster, QUICK)
+    if args.idle:
+        at_rest: dict[str, Any] = {}
+        broken: list[str] = []
+        idle_stack(cluster, at_rest, broken)
+        for name, value in (at_rest.get("idle stack") or {}).items():
+            print(f"{name:<32} {value:>8.2f}")
+        return 1 if broken else 0
     results: dict[str, Any] = {}
     failures: list[str] = []
     started = time.monotonic()

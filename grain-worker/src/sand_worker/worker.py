@@ -23,6 +23,7 @@ that was taken is lost silently.
 from __future__ import annotations
 
 import gc
+import math
 import os
 import signal
 import sys
@@ -59,8 +60,8 @@ IDLE_SLACK_S = 10.0
 # An instance's oom_score_adj (-1000..1000, 0 the default): at the sandbox's memory limit
 # the kernel kills instances before the worker or the sandbox's main process (decision 0022).
 INSTANCE_OOM_SCORE_ADJ = 500
-# The monitoring loop's longest sleep (ready key, SIGTERM, refill delay).
-TICK_S = 0.05
+# After a fork failed (the sandbox's pids limit), the next try.
+FORK_RETRY_S = 0.05
 # How long busy instances get to finish after SIGTERM; the supervisor kills the worker
 # STOP_GRACE_S (2 s) after its SIGTERM, so that a whole sandbox stops within 3 s.
 SHUTDOWN_S = 1.5
@@ -115,8 +116,9 @@ class GrainWorker:
             prefork=self._config.prefork,
             events_per_instance=self._grain.events_per_instance,
         )
+        wake_fd = _signal_wake_fd()
         while not self._stopping:
-            self._fill_pool(pool)
+            refill_at = self._fill_pool(pool)
             now = self._clock()
             if now >= ready_at:
                 client.set(
@@ -127,7 +129,10 @@ class GrainWorker:
             if now >= aborts_at:
                 self._stop_aborted(client, pool)
                 aborts_at = now + REFRESH_S
-            for ended in pool.wait(TICK_S):
+            # Sleep until the next thing due (a child's frame or exit, a signal and the pool's
+            # own deadlines end the wait sooner): an idle worker does not tick.
+            due = min(ready_at, aborts_at, refill_at) - self._clock()
+            for ended in pool.wait(max(0.0, due), wake_fd=wake_fd):
                 self._report(reporter, ended)
         for ended in pool.stop(within_s=SHUTDOWN_S):
             self._report(reporter, ended)
@@ -135,7 +140,9 @@ class GrainWorker:
     def _on_term(self, signum: int, frame: object) -> None:
         self._stopping = True
 
-    def _fill_pool(self, pool: Pool) -> None:
+    def _fill_pool(self, pool: Pool) -> float:
+        """Fork children up to ``prefork`` idle ones; returns when to try again (the pool
+        clock; infinity when nothing waits to be forked)."""
         children = pool.children
         idle = sum(1 for c in children if c.taken is None)
         busy = len(children) - idle
@@ -144,16 +151,17 @@ class GrainWorker:
             # A fork and the new child's set-up cost a few ms of CPU: on a 2-core host they
             # would compete with the instance that just took an event. While an idle child
             # is still waiting, refill once the busy ones are done (or after a short delay).
-            return
+            return last_take + REFILL_DELAY_S
         while idle < self._config.prefork and len(children) < self._config.max_concurrency:
             try:
                 pool.fork(self._serve, grain=self._grain.name)
             except OSError as exc:
                 # The sandbox's pids limit is reached (a grain's fork bomb, until its deadline
-                # kills its process group): serve with the children there are, fork next tick.
+                # kills its process group): serve with the children there are, fork again soon.
                 _log(self._grain.name, "cannot fork an instance", error=str(exc))
-                return
+                return self._clock() + FORK_RETRY_S
             idle += 1
+        return math.inf
 
     def _stop_aborted(self, client: Redis, pool: Pool) -> None:
         """Publish the app's stopped executions to the instances, and kill the instances
@@ -278,6 +286,16 @@ class GrainWorker:
             client.rpush(self._queue, raw)
             raise
         return raw
+
+
+def _signal_wake_fd() -> int:
+    """The read end of a pipe the signal handlers' wake-ups are written to
+    (``signal.set_wakeup_fd``): a SIGTERM ends the loop's wait at once. Python retries a
+    ``select`` that a signal interrupted (PEP 475), so without it a stop would wait for the
+    next thing due."""
+    read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+    return read_fd
 
 
 def _terminated(status: int) -> bool:

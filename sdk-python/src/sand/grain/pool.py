@@ -209,15 +209,22 @@ class Pool:
         self._children[pid] = child
         return child
 
-    def wait(self, timeout_s: float) -> list[Ended]:
+    def wait(self, timeout_s: float, *, wake_fd: int | None = None) -> list[Ended]:
         """One turn of the monitoring loop; returns the children that ended in it.
 
         Blocks up to ``timeout_s`` for a frame or an exit, less when a kill is due
-        or a sweep. Ended children are reaped, their group killed, their pipe
-        closed. Raises nothing for anything a child does.
+        or a sweep, or until ``wake_fd`` is readable (it is then drained: a
+        ``signal.set_wakeup_fd`` pipe, so that a signal ends the wait). Ended
+        children are reaped, their group killed, their pipe closed. Raises nothing
+        for anything a child does.
         """
         now = self._clock()
-        timeout = min(timeout_s, self._sweep_at - now)
+        timeout = timeout_s
+        # Only a child that took work can have left a grandchild holding its pipe open after
+        # it exited; while none has (children forked ahead, waiting for an event), there is
+        # nothing to sweep for and an idle pool sleeps.
+        if any(_took_work(c) for c in self._children.values()):
+            timeout = min(timeout, self._sweep_at - now)
         watched: dict[int, Child] = {}
         for child in self._children.values():
             if child.eof:
@@ -229,7 +236,7 @@ class Pool:
                 timeout = min(timeout, child.kill_at - now)
             if (idle_until := self._idle_until(child)) is not None:
                 timeout = min(timeout, idle_until - now)
-        self._read(watched, max(0.0, timeout))
+        self._read(watched, max(0.0, timeout), wake_fd)
         now = self._clock()
         self._enforce_deadlines(now)
         return self._reap(now)
@@ -270,14 +277,18 @@ class Pool:
 
     # -- one turn ---------------------------------------------------------------------
 
-    def _read(self, watched: dict[int, Child], timeout_s: float) -> None:
-        if not watched:
+    def _read(self, watched: dict[int, Child], timeout_s: float, wake_fd: int | None) -> None:
+        fds = [*watched, *(() if wake_fd is None else (wake_fd,))]
+        if not fds:
             if timeout_s > 0:
                 time.sleep(timeout_s)
             return
-        readable, _, _ = select.select(list(watched), [], [], timeout_s)
+        readable, _, _ = select.select(fds, [], [], timeout_s)
         for fd in readable:
-            self._read_once(watched[fd])
+            if fd == wake_fd:
+                _drain(fd)
+            else:
+                self._read_once(watched[fd])
 
     def _read_once(self, child: Child) -> None:
         # Only called for a readable pipe (or a reaped child's): never blocks.
@@ -409,3 +420,19 @@ def _signal_unreaped(pid: int, signum: int) -> None:
             os.kill(pid, signum)
     except PermissionError:
         pass
+
+
+def _took_work(child: Child) -> bool:
+    return (
+        child.taken_at is not None
+        or child.served > 0
+        or child.kill_at is not None
+        or child.token is not None
+    )
+
+
+def _drain(fd: int) -> None:
+    """Read a non-blocking wake-up pipe empty."""
+    with contextlib.suppress(BlockingIOError, InterruptedError):
+        while os.read(fd, 512):
+            pass

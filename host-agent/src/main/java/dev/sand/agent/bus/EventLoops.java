@@ -12,6 +12,7 @@ import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
+import io.lettuce.core.ScoredValue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,6 +53,7 @@ public final class EventLoops implements AutoCloseable {
   // ASL waits are whole seconds or timestamps; 25 ms of lateness is invisible there, while
   // polling faster costs the CPU that grain instances need on a small host.
   private static final long TIMER_TICK_MS = 25;
+  private static final Duration TIMER_IDLE_WAIT = Duration.ofSeconds(1);
   private static final long WATCH_TICK_MS = 500;
   private static final int DRAIN_BATCH = 256;
   // How long backups wait for the FINISHED flags that make them unnecessary (FlagGate): longer
@@ -317,35 +319,69 @@ public final class EventLoops implements AutoCloseable {
 
   private void timerLoop() {
     byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);
+    RedisLocalBus.Taker taker = null;
     while (running) {
       try {
         RedisLocalBus bus = redis.get();
-        if (bus != null) {
-          long now = System.currentTimeMillis();
-          List<byte[]> due =
-              bus.call(
-                  "ZRANGEBYSCORE " + Keys.timers(),
-                  c ->
-                      c.zrangebyscore(
-                          key,
-                          Range.create((double) Long.MIN_VALUE, (double) now),
-                          Limit.create(0, 64)));
-          for (byte[] member : due) {
-            // ZREM decides who owns a due timer, should two agents ever share a Redis
-            long removed = bus.call("ZREM " + Keys.timers(), c -> c.zrem(key, member));
-            if (removed == 1) {
-              fire(bus, member);
-            }
-          }
-          if (due.size() == 64) {
-            continue;
+        if (bus == null) {
+          sleep(200);
+          continue;
+        }
+        if (fireDue(bus, key)) {
+          continue; // a full batch: more may be due
+        }
+        List<ScoredValue<byte[]>> next =
+            bus.call("ZRANGE " + Keys.timers(), c -> c.zrangeWithScores(key, 0, 0));
+        if (!next.isEmpty()) {
+          long dueIn = (long) next.get(0).getScore() - System.currentTimeMillis();
+          sleep(Math.max(1, Math.min(TIMER_TICK_MS, dueIn)));
+          continue;
+        }
+        // Nothing is scheduled: wait for the first timer set (BZPOPMIN returns at its ZADD)
+        // instead of asking every tick; an idle host then wakes once per TIMER_IDLE_WAIT.
+        if (taker == null) {
+          taker = bus.taker();
+        }
+        Optional<RedisLocalBus.Scored> first = taker.takeLowest(Keys.timers(), TIMER_IDLE_WAIT);
+        if (first.isPresent()) {
+          RedisLocalBus.Scored timer = first.get();
+          if (timer.score() <= System.currentTimeMillis()) {
+            fire(bus, timer.value());
+          } else { // taken to learn that one was set: back in place until it is due
+            bus.call("ZADD " + Keys.timers(), c -> c.zadd(key, timer.score(), timer.value()));
           }
         }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("timer loop error; retrying");
+        if (taker != null) {
+          taker.close();
+          taker = null;
+        }
+        sleep(TIMER_TICK_MS);
       }
-      sleep(TIMER_TICK_MS);
     }
+    if (taker != null) {
+      taker.close();
+    }
+  }
+
+  /** Moves up to 64 due timers to their grains' queues; true when there may be more due. */
+  private boolean fireDue(RedisLocalBus bus, byte[] key) {
+    long now = System.currentTimeMillis();
+    List<byte[]> due =
+        bus.call(
+            "ZRANGEBYSCORE " + Keys.timers(),
+            c ->
+                c.zrangebyscore(
+                    key, Range.create((double) Long.MIN_VALUE, (double) now), Limit.create(0, 64)));
+    for (byte[] member : due) {
+      // ZREM decides who owns a due timer, should two agents ever share a Redis
+      long removed = bus.call("ZREM " + Keys.timers(), c -> c.zrem(key, member));
+      if (removed == 1) {
+        fire(bus, member);
+      }
+    }
+    return due.size() == 64;
   }
 
   private void fire(RedisLocalBus bus, byte[] member) {

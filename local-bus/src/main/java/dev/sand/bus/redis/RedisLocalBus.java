@@ -7,6 +7,7 @@ import io.lettuce.core.KeyValue;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScoredValue;
 import io.lettuce.core.SetArgs;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -219,11 +220,34 @@ public final class RedisLocalBus implements AutoCloseable {
       }
     }
 
+    /**
+     * Takes the member of sorted set {@code key} with the lowest score, waiting up to {@code
+     * timeout} for the set to have one (BZPOPMIN: the wait ends at the first ZADD); empty when none
+     * arrived. The member is removed: the caller owns it.
+     *
+     * @throws LocalBusException when Redis is unreachable
+     */
+    public Optional<Scored> takeLowest(String key, Duration timeout) {
+      try {
+        KeyValue<byte[], ScoredValue<byte[]>> item =
+            own.sync().bzpopmin(timeout.toMillis() / 1000.0, bytes(key));
+        return item == null || !item.hasValue() || !item.getValue().hasValue()
+            ? Optional.empty()
+            : Optional.of(new Scored(item.getValue().getValue(), item.getValue().getScore()));
+      } catch (RedisException e) {
+        throw new LocalBusException(
+            "redis at " + socket + ": BZPOPMIN " + key + " failed: " + rootMessage(e), e);
+      }
+    }
+
     @Override
     public void close() {
       own.close();
     }
   }
+
+  /** A member taken from a sorted set, with its score. */
+  public record Scored(byte[] value, double score) {}
 
   /** A value taken from {@code queue}. */
   public record Taken(String queue, byte[] value) {}
