@@ -150,6 +150,7 @@ def run_with_faults(
         sleep_s=app.sleep_s,
         token=cluster.admin_token,
     )
+    _accepting(load)
     started = time.monotonic()
     load.start()
     fault_times: list[float] = []
@@ -169,6 +170,29 @@ def run_with_faults(
     assert not outcome.lost, f"{len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
     assert not outcome.wrong, outcome.wrong[:3]
     return outcome, load, fault_times
+
+
+def _accepting(load: Load, in_a_row: int = 4, timeout_s: float = 90) -> None:
+    """Wait until ``in_a_row`` async calls in a row are accepted (every frontend nginx sends
+    them to knows the app's topics: a cold producer refuses with 503 until its metadata has
+    them), so that a fault hits a stack that was taking the load. These calls are not part of
+    the load's bookkeeping; their executions simply run."""
+    session = load.session()
+    deadline = time.monotonic() + timeout_s
+    accepted = 0
+    last = ""
+    while accepted < in_a_row:
+        assert time.monotonic() < deadline, f"the app accepts no call: {last}"
+        response = session.post(
+            f"{load.gateway}/v1/apps/{load.app}/invoke",
+            params={"mode": "async"},
+            json={"n": -1, "sleep_s": 0},
+            timeout=15,
+        )
+        accepted = accepted + 1 if response.status_code == 202 else 0
+        last = f"{response.status_code} {response.text[:200]}"
+        if response.status_code != 202:
+            time.sleep(0.5)
 
 
 def deploy_everywhere(cluster: MultiHostCluster, app_dir: Path, timeout_s: float = 120) -> None:
