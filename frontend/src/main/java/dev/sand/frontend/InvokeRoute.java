@@ -175,7 +175,9 @@ final class InvokeRoute {
   }
 
   private static void logQueued(Invocation invocation) {
-    LOG.atInfo()
+    // DEBUG: a line per call is a formatted write on every invocation's path; the execution's
+    // record and history say the same for every execution (decision 0026)
+    LOG.atDebug()
         .addKeyValue("execution_id", invocation.executionId())
         .addKeyValue("app", invocation.app())
         .addKeyValue("workflow", invocation.workflow())
