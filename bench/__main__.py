@@ -169,6 +169,7 @@ def main() -> int:
         )
         step("versions", micro.versions, results, failures)
 
+    step("stack warm-up", lambda: warm_stack(cluster), results, failures)
     with cluster.deployed(sand_series.HOP_APP) as app:
         sand_series.warm_up(cluster, app, "one")
         step(
@@ -304,6 +305,18 @@ def idle_stack(cluster: sand_series.Cluster, results: dict[str, Any], failures: 
         step("idle stack", lambda: sand_series.idle_cpu(cluster, IDLE_SECONDS), results, failures)
 
 
+# Calls made once, before any series, on a stack that may have just started: the JVMs' JIT
+# compilers keep compiling for thousands of calls (measured: a frontend's C2 thread spent
+# more CPU than any of its request threads over a whole quick run), which inflated the
+# first series' CPU table by half against the same series later in the run.
+STACK_WARM_UP_CALLS = 3000
+
+
+def warm_stack(cluster: sand_series.Cluster) -> None:
+    with cluster.deployed(sand_series.HOP_APP) as app:
+        sand_series.warm_up(cluster, app, "one", STACK_WARM_UP_CALLS)
+
+
 def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     """The figures that move with the invocation path's cost, in a few minutes: the local
     hop and its floor (a plain Redis hop between two Python processes, same run), the
@@ -317,6 +330,7 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     step("redis floor", lambda: {"python redis": redis_floor(profile.hop_n, profile.gap_s)},
          results, failures)  # fmt: skip
     results["bus latency"] = results.pop("redis floor", {})
+    step("stack warm-up", lambda: warm_stack(cluster), results, failures)
     # The same three series in both instance modes: fork per event, then reuse.
     for mode, deployment in (
         ("", cluster.deployed(sand_series.HOP_APP)),
