@@ -274,9 +274,9 @@ def render(
         add("")
     if reuse_cpu:
         fork_cpu = r.get("cpu per invocation") or {}
-        add("Each part against its budget per call (issue 25: the whole stack ≤ 8 ms fork per"
-            " event, ≤ 3 ms reuse; only the processes of the measured stack are counted,"
-            " `bench/stack_cpu.py`):\n")  # fmt: skip
+        add("Each part against its budget per call (DESIGN.md's budgets: the whole stack ≤ 5 ms"
+            " fork per event, ≤ 3 ms reuse; only the processes of the measured stack are"
+            " counted, `bench/stack_cpu.py`):\n")  # fmt: skip
         add("| process | fork ms | budget | verdict | reuse ms | budget | verdict |")
         add("|---|---|---|---|---|---|---|")
         for row in stack_cpu.budget_rows(fork_cpu, reuse_cpu):

@@ -32,23 +32,25 @@ class Part:
     reuse_budget_ms: float  # per one-grain call, reuse mode
 
 
-# The budgets split the targets of issue 25 (≤ 8 ms fork, ≤ 3 ms reuse for the whole stack):
-# the frontend ≤ 0.7 and the agent ≤ 0.5 ms are the issue's own; Kafka and Cassandra carry
-# the backups and the records, whose recording part is held to 0.5 ms in all.
+# The budgets of ../shared/DESIGN.md ("Budgets"), per process: the grain worker 2.5 / 0.8 ms,
+# the frontend 0.7, the host agent 0.5; history, records and metrics (the agent's, Kafka's and
+# Cassandra's share) 0.5 in all, and Redis, nginx and Kafka's backups 0.8 / 0.5, split here
+# by process. The whole stack: 5 ms fork per event, 3 ms reuse (issue 25's own "done when"
+# is 8 ms fork per event: the headline judges that one).
 PARTS = (
-    Part("grain workers and instances", ("sand_worker", "sand-jail"), 4.6, 0.6),
+    Part("grain workers and instances", ("sand_worker", "sand-jail"), 2.5, 0.8),
     Part("host agent", ("host-agent", "dev.sand.agent"), 0.5, 0.5),
     Part("frontends (2)", ("frontend-", "dev.sand.frontend"), 0.7, 0.7),
-    Part("nginx", ("nginx",), 0.3, 0.2),
-    Part("redis", ("redis-server",), 0.5, 0.3),
+    Part("nginx", ("nginx",), 0.1, 0.1),
+    Part("redis", ("redis-server",), 0.3, 0.2),
     Part("kafka", ("kafka.Kafka",), 0.6, 0.4),
-    Part("cassandra", ("CassandraDaemon",), 0.3, 0.2),
+    Part("cassandra", ("CassandraDaemon",), 0.3, 0.3),
     Part("dockerd + containerd", ("dockerd", "containerd"), 0.0, 0.0),
     Part("other processes of the stack", (), 0.0, 0.0),
 )
 OTHER = PARTS[-1].name
 DOCKER = "dockerd + containerd"
-FORK_BUDGET_MS = 8.0
+FORK_BUDGET_MS = 5.0
 REUSE_BUDGET_MS = 3.0
 
 
