@@ -148,8 +148,7 @@ def main() -> int:
         at_rest: dict[str, Any] = {}
         broken: list[str] = []
         idle_stack(cluster, at_rest, broken)
-        for name, value in (at_rest.get("idle stack") or {}).items():
-            print(f"{name:<32} {value:>8.2f}")
+        print_idle(at_rest.get("idle stack") or {})
         return 1 if broken else 0
     results: dict[str, Any] = {}
     failures: list[str] = []
@@ -305,6 +304,12 @@ def idle_stack(cluster: sand_series.Cluster, results: dict[str, Any], failures: 
         step("idle stack", lambda: sand_series.idle_cpu(cluster, IDLE_SECONDS), results, failures)
 
 
+def print_idle(idle: dict[str, float]) -> None:
+    print("idle stack, ms of CPU per s")
+    for name, value in idle.items():
+        print(f"{name:<32} {value:>8.2f}")
+
+
 # Calls made once, before any series, on a stack that may have just started: the JVMs' JIT
 # compilers keep compiling for thousands of calls (measured: a frontend's C2 thread spent
 # more CPU than any of its request threads over a whole quick run), which inflated the
@@ -396,9 +401,7 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     now = headline.figures(results)
     print("\n".join(headline.table(now, headline.previous())))
     idle = results.get("idle stack") or {}
-    print(f"{'idle stack, ms of CPU per s':<32} {'':>8}")
-    for name, value in idle.items():
-        print(f"{name:<32} {value:>8.2f}")
+    print_idle(idle)
     print(f"{'global bus (same run), ms':<32} {'p50':>8} {'p99':>8}")
     for label, key in (
         ("local hop, backups on", "hop"),

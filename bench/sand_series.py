@@ -12,7 +12,7 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,28 +265,34 @@ def cpu_per_invocation(
     call = cluster.post(cluster.invoke_url(app, "one"), {})
     for _ in range(warm_up_calls):
         call(session)
-    before = cluster.cpu.seconds()
-    t0 = time.perf_counter()
-    for _ in range(n):
-        call(session)
-        time.sleep(gap_s)
-    wall = time.perf_counter() - t0
-    after = cluster.cpu.seconds()
-    out = {name: (after[name] - before.get(name, 0.0)) / n * 1000 for name in after}
+
+    def calls() -> None:
+        for _ in range(n):
+            call(session)
+            time.sleep(gap_s)
+
+    spent, wall = _cpu_during(cluster, calls)
+    out = {name: seconds / n * 1000 for name, seconds in spent.items()}
     out["wall"] = wall / n * 1000
     return out
+
+
+def _cpu_during(cluster: Cluster, work: Callable[[], None]) -> tuple[dict[str, float], float]:
+    """The CPU seconds each part of the stack spent while ``work`` ran, and its wall time."""
+    before = cluster.cpu.seconds()
+    t0 = time.perf_counter()
+    work()
+    wall = time.perf_counter() - t0
+    after = cluster.cpu.seconds()
+    return {name: after[name] - before.get(name, 0.0) for name in after}, wall
 
 
 def idle_cpu(cluster: Cluster, seconds: float) -> dict[str, float]:
     """Milliseconds of CPU per second each part of the stack spends at rest over
     ``seconds`` (an app deployed, no call made), and the whole stack's share of one core in
     percent under ``share_of_one_core_pct`` (issue 25's target: at most 2)."""
-    before = cluster.cpu.seconds()
-    t0 = time.perf_counter()
-    time.sleep(seconds)
-    elapsed = time.perf_counter() - t0
-    after = cluster.cpu.seconds()
-    out = {name: (after[name] - before.get(name, 0.0)) / elapsed * 1000 for name in after}
+    spent, elapsed = _cpu_during(cluster, lambda: time.sleep(seconds))
+    out = {name: value / elapsed * 1000 for name, value in spent.items()}
     out["share_of_one_core_pct"] = sum(out.values()) / 10
     return out
 

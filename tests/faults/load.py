@@ -28,16 +28,11 @@ class Accepted:
 
 @dataclass
 class Load:
-    """Invokes ``app`` asynchronously ``rate`` times a second from ``callers`` threads until
-    stopped, as the holder of ``token``. ``callers`` > 1 keeps the rate on a machine slow to
-    acknowledge (each 202 waits for the backup); one, the default, is what the scenarios'
-    floors were set for. (With four, about twice the work was in flight when every host was
-    killed at once, and 26 of 394 executions then failed as "lost 3 times": replayed again
-    while the three restarting agents rejoined the group. Not explained yet; see the notes
-    of issues 25 and 26.) A 429 (admission control,
-    decision 0023: nothing was queued) is what a well-behaved client waits out: counted in
-    ``busy``, and that caller pauses for its Retry-After. Other answers than 202 are kept as
-    refusals (a fault may refuse, never lose)."""
+    """Invokes ``app`` asynchronously every ``1 / rate`` s from a thread until stopped, as
+    the holder of ``token``. A 429 (admission control, decision 0023: nothing was queued) is
+    what a well-behaved client waits out: counted in ``busy``, and the next call waits for
+    its Retry-After. Other answers than 202 are kept as refusals (a fault may refuse, never
+    lose)."""
 
     gateway: str
     app: str
@@ -45,31 +40,25 @@ class Load:
     rate: float = 20.0
     sleep_s: float = 0.05
     token: str = field(default="", repr=False)
-    callers: int = 1
     accepted: list[Accepted] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     refused_at: list[float] = field(default_factory=list)  # epoch seconds
     busy: int = 0
     _stop: threading.Event = field(default_factory=threading.Event)
-    _threads: list[threading.Thread] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _thread: threading.Thread | None = None
 
     def start(self) -> None:
-        self._threads = [
-            threading.Thread(target=self._run, args=(k,), daemon=True) for k in range(self.callers)
-        ]
-        for thread in self._threads:
-            thread.start()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
 
     def stop(self) -> None:
         self._stop.set()
-        for thread in self._threads:
-            thread.join(30)
+        if self._thread is not None:
+            self._thread.join(30)
 
     def _refuse(self, why: str) -> None:
-        with self._lock:
-            self.refused.append(why)
-            self.refused_at.append(time.time())
+        self.refused.append(why)
+        self.refused_at.append(time.time())
 
     def session(self) -> requests.Session:
         """A session that sends the load's token."""
@@ -78,14 +67,10 @@ class Load:
             session.headers["Authorization"] = f"Bearer {self.token}"
         return session
 
-    def _run(self, caller: int) -> None:
-        """Caller ``caller`` sends inputs caller, caller + callers, ... (every input is
-        unique: an execution's output is checked against its own)."""
+    def _run(self) -> None:
         session = self.session()
-        index = caller
-        gap = self.callers / self.rate
-        next_at = time.monotonic() + caller / self.rate
-        self._stop.wait(max(0.0, next_at - time.monotonic()))
+        index = 0
+        next_at = time.monotonic()
         while not self._stop.is_set():
             body = {"n": index, "sleep_s": self.sleep_s}
             pause = 0.0
@@ -98,18 +83,16 @@ class Load:
                 )
                 if response.status_code == 202:
                     doc = response.json()
-                    with self._lock:
-                        self.accepted.append(Accepted(doc["execution_id"], index, time.time()))
+                    self.accepted.append(Accepted(doc["execution_id"], index, time.time()))
                 elif response.status_code == 429:
-                    with self._lock:
-                        self.busy += 1
+                    self.busy += 1
                     pause = float(response.headers.get("Retry-After") or 1)
                 else:
                     self._refuse(f"{response.status_code} {response.text[:200]}")
             except requests.RequestException as exc:
                 self._refuse(f"no answer: {exc}")
-            index += self.callers
-            next_at = max(next_at + gap, time.monotonic() + pause)
+            index += 1
+            next_at = max(next_at + 1 / self.rate, time.monotonic() + pause)
             self._stop.wait(max(0.0, next_at - time.monotonic()))
 
 
