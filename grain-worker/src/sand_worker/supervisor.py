@@ -27,6 +27,7 @@ from enum import IntEnum
 from typing import NoReturn
 
 from sand.grain.child import die_with_parent
+from sand.grain.pool import drain
 
 RESTART_BACKOFF_S = (0.1, 0.5, 1, 2, 5)
 # After SIGTERM a worker has this long to finish (its pool gives busy instances most of
@@ -133,7 +134,7 @@ class WorkerSupervisor:
         watched = [wake_r] if self._agent_fd is None else [wake_r, self._agent_fd]
         readable, _, _ = select.select(watched, [], [], timeout)
         if wake_r in readable:
-            _drain(wake_r)
+            drain(wake_r)
         if self._agent_fd is not None and self._agent_fd in readable:
             try:
                 data = os.read(self._agent_fd, _READ_BYTES)
@@ -217,7 +218,7 @@ class WorkerSupervisor:
             if self._workers:
                 readable, _, _ = select.select([wake_r], [], [], left)
                 if readable:
-                    _drain(wake_r)
+                    drain(wake_r)
         for pid, grain in self._workers.items():
             _log(
                 f"worker of grain '{grain}' (pid {pid}) still there after {STOP_GRACE_S} s: killed"
@@ -239,12 +240,6 @@ class WorkerSupervisor:
             if pid == 0:
                 return
             self._workers.pop(pid, None)
-
-
-def _drain(fd: int) -> None:
-    with contextlib.suppress(BlockingIOError, InterruptedError):
-        while os.read(fd, _READ_BYTES):
-            pass
 
 
 def _ended(status: int) -> str:

@@ -286,7 +286,7 @@ class Pool:
         readable, _, _ = select.select(fds, [], [], timeout_s)
         for fd in readable:
             if fd == wake_fd:
-                _drain(fd)
+                drain(fd)
             else:
                 self._read_once(watched[fd])
 
@@ -431,8 +431,9 @@ def _took_work(child: Child) -> bool:
     )
 
 
-def _drain(fd: int) -> None:
-    """Read a non-blocking wake-up pipe empty."""
+def drain(fd: int) -> None:
+    """Read a non-blocking pipe empty (a ``signal.set_wakeup_fd`` pipe after it woke a
+    ``select``)."""
     with contextlib.suppress(BlockingIOError, InterruptedError):
         while os.read(fd, 512):
             pass
