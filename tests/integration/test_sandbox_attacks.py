@@ -213,7 +213,9 @@ def test_memorySpreadOverProcesses_failsNamingTheSandboxMemoryLimit(
 
 
 @pytest.mark.timeout(240)
-def test_forkBomb_isContainedByThePidsOrMemoryLimit(client: SandClient, backend: str) -> None:
+def test_forkBomb_isContainedByThePidsOrMemoryLimit(
+    client: SandClient, backend: str, cluster_config: ClusterConfig
+) -> None:
     """A fork bomb meets the pids limit (forks are refused) or the sandbox's memory limit
     (the kernel kills bomb processes, never SAND's worker: instances are the OOM killer's
     first choice) and dies with its instance; the sandbox goes on serving.
@@ -235,8 +237,36 @@ def test_forkBomb_isContainedByThePidsOrMemoryLimit(client: SandClient, backend:
         assert out["refused"] > 0 or out["oom_kills"] > 0, out
     give_up = time.monotonic() + 15
     while True:
-        normal = client.invoke("attacker", {"attack": "echo", "value": [1, "two"]})
+        # bounded: a call still running after this answers RUNNING instead of hanging the test
+        normal = client.invoke("attacker", {"attack": "echo", "value": [1, "two"]}, timeout_s=60)
         if normal.status == "SUCCEEDED" or time.monotonic() > give_up:
             break
         time.sleep(0.5)
-    assert normal.output == {"echo": [1, "two"]}, (normal.error, normal.cause)
+    assert normal.output == {"echo": [1, "two"]}, (
+        normal.status,
+        normal.error,
+        normal.cause,
+        _sandbox_state(cluster_config, backend),
+    )
+
+
+def _sandbox_state(config: ClusterConfig, backend: str) -> str:
+    """What the attacker's sandbox holds and said last (docker backend), for a failure's
+    message: how many processes, by command, and the tail of its log."""
+    if backend != "docker":
+        return "(process backend: see the host agent's log)"
+    import docker
+
+    engine = docker.DockerClient(base_url=config.docker_url)
+    try:
+        lines = []
+        for container in engine.containers.list(filters={"name": "attacker"}):
+            processes = container.top().get("Processes") or []
+            commands: dict[str, int] = {}
+            for row in processes:
+                commands[row[-1][:60]] = commands.get(row[-1][:60], 0) + 1
+            logs = container.logs(tail=30).decode(errors="replace")
+            lines.append(f"{container.name}: {len(processes)} processes {commands}\n{logs}")
+        return "\n".join(lines) or "no attacker sandbox"
+    finally:
+        engine.close()

@@ -18,7 +18,7 @@ import pytest
 from sand.grain.channel import Channel, ParentGone
 from sand.grain.child import ChildSetup
 from sand.grain.exits import ExitCode
-from sand.grain.pool import SWEEP_S, Child, Pool
+from sand.grain.pool import SWEEP_S, UNTASKED_LIMIT_S, Child, Pool
 
 from tests.unit.sdk.forking import gone, until_ended
 
@@ -104,6 +104,31 @@ def test_wait_forgedLongTask_deadlineCappedAtMaxTimeout() -> None:
     clock.now += 3.0
     (ended,) = until_ended(pool)
     assert child.timed_out and ended.outcome().error == "States.Timeout"
+
+
+@pytest.mark.timeout(10)
+def test_wait_tookButNoTask_killedAtMaxTimeout() -> None:
+    """A child that took an event and hangs before its TASK frame (its grain never started)
+    is killed at the pool's max_timeout_s (at least UNTASKED_LIMIT_S) plus grace from its
+    TOOK, not left holding the event for ever."""
+    clock = FakeClock()
+    pool = Pool(grace_s=1.0, clock=clock, max_timeout_s=2.0)
+
+    def work(channel: Channel) -> None:
+        channel.took(b"event-1")
+        time.sleep(30)
+
+    child = pool.fork(work, grain="stuck")
+    while child.taken is None:
+        assert pool.wait(0.05) == []
+    assert child.token is None
+    assert child.kill_at == pytest.approx(clock.now + UNTASKED_LIMIT_S + 1.0)
+    clock.now += UNTASKED_LIMIT_S + 0.5
+    assert pool.wait(0.05) == [] and not child.killed
+    clock.now += 0.5
+    (ended,) = until_ended(pool)
+    assert child.timed_out and not ended.clean
+    assert os.WTERMSIG(ended.status) == signal.SIGKILL
 
 
 @pytest.mark.timeout(10)

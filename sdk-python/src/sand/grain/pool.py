@@ -9,10 +9,13 @@ monitoring loop. Each turn:
   idle again (no work taken, no deadline) and counts it in :attr:`Child.served`;
 - kills the whole process group of a child past its deadline plus ``grace_s``
   (the deadline starts at the fork when the caller knows it, else at the
-  child's TASK frame; an idle child has none), or of one that sends a frame
-  above its wire limit;
+  child's TASK frame; between its TOOK and TASK frames a child has the
+  longest deadline the pool allows, at least :data:`UNTASKED_LIMIT_S`; an idle
+  child has none), or of one that
+  sends a frame above its wire limit;
 - reaps the children that ended, kills whatever they left in their process
-  group, and returns each as an :class:`Ended`: :meth:`Ended.clean` says whether
+  group (again at every sweep until the group is gone), and returns each as
+  an :class:`Ended`: :meth:`Ended.clean` says whether
   it exited as the runner does after its work; :meth:`Ended.outcome` is the
   result it delivered or the explained failure (:func:`sand.grain.exits.explain_exit`).
 
@@ -47,6 +50,8 @@ DEFAULT_GRACE_S = 1.0
 DEFAULT_SETUP = ChildSetup()
 # How often children whose pipe is still open are checked for having exited anyway.
 SWEEP_S = 0.25
+# The shortest deadline of a child between its TOOK and TASK frames (see _on_frame).
+UNTASKED_LIMIT_S = 30.0
 # A child that closed its pipe is exiting: retry its reap after this, doubling up to
 # _SETTLE_MAX_S (a grain could close the pipe and go on running).
 _SETTLE_FIRST_S = 0.001
@@ -159,6 +164,7 @@ class Pool:
         self._memory = memory
         self._pid = os.getpid()  # once, not per fork
         self._children: dict[int, Child] = {}
+        self._lingering: set[int] = set()  # groups of reaped children that had members
         self._sweep_at = clock() + SWEEP_S
         prepare_parent(setup)
 
@@ -223,7 +229,7 @@ class Pool:
         # Only a child that took work can have left a grandchild holding its pipe open after
         # it exited; while none has (children forked ahead, waiting for an event), there is
         # nothing to sweep for and an idle pool sleeps.
-        if any(_took_work(c) for c in self._children.values()):
+        if self._lingering or any(_took_work(c) for c in self._children.values()):
             timeout = min(timeout, self._sweep_at - now)
         watched: dict[int, Child] = {}
         for child in self._children.values():
@@ -322,6 +328,13 @@ class Pool:
         if kind == Frame.TOOK:
             child.taken = body
             child.taken_at = self._clock()
+            if child.kill_at is None and self._max_timeout_s is not None:
+                # Until its TASK frame names the task's own deadline, a child that took an
+                # event gets the longest the app allows (at least UNTASKED_LIMIT_S: work that
+                # runs no task, such as joining a large Map, has no timeout of its own): an
+                # instance that hangs before its grain runs cannot hold the event for ever.
+                limit = max(self._max_timeout_s, UNTASKED_LIMIT_S)
+                self._start_deadline(child, limit, child.taken_at)
         elif kind == Frame.TASK:
             try:
                 task = TaskStarted.decode(body)
@@ -371,6 +384,7 @@ class Pool:
         sweep = now >= self._sweep_at
         if sweep:
             self._sweep_at = now + SWEEP_S
+            self._lingering = {group for group in self._lingering if _kill_group(group)}
         ended = []
         for child in [c for c in self._children.values() if c.eof or sweep]:
             try:
@@ -393,8 +407,11 @@ class Pool:
             os.close(child.fd)
         # Kill whatever the instance left behind in its process group. Its id stays
         # reserved while any member lives; the group is empty otherwise.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(child.pid, signal.SIGKILL)
+        if _kill_group(child.pid):
+            # Members were there (a grain that forked): the sweeps kill the group again
+            # until it is gone, so that nothing of it outlives the instance by more than a
+            # sweep, whatever raced with this kill.
+            self._lingering.add(child.pid)
         if (
             self._memory is not None
             and child.oom_kills_at_fork is not None
@@ -420,6 +437,16 @@ def _signal_unreaped(pid: int, signum: int) -> None:
             os.kill(pid, signum)
     except PermissionError:
         pass
+
+
+def _kill_group(group: int) -> bool:
+    """SIGKILL process group ``group``; whether it had members (zombies not yet reaped by
+    the sandbox's init count: they still hold their pids)."""
+    try:
+        os.killpg(group, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 def _took_work(child: Child) -> bool:
