@@ -18,6 +18,7 @@ import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
 import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxException;
+import dev.sand.sandbox.SandboxExits;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
@@ -98,7 +99,8 @@ public final class HostAgent implements AutoCloseable {
       Supplier<RedisLocalBus> redis,
       Supplier<KafkaBridge> kafka,
       Supplier<CassandraStore> cassandra,
-      Supplier<SandboxRuntime> docker) {}
+      Supplier<SandboxRuntime> docker,
+      SandboxExits exits) {}
 
   private final ClusterConfig config;
   private final Wiring wiring;
@@ -124,7 +126,10 @@ public final class HostAgent implements AutoCloseable {
     this.wiring = wiring;
     this.processes =
         ProcessSandboxRuntime.create(
-            config.sandbox().python(), config.sandbox().sourceDirs(), config.stateDir());
+            config.sandbox().python(),
+            config.sandbox().sourceDirs(),
+            config.stateDir(),
+            wiring.clients() == null ? new SandboxExits() : wiring.clients().exits());
     for (Dependency dependency : wiring.dependencies()) {
       monitors.add(new DependencyMonitor(dependency, wiring.timing(), wiring.clock()));
     }
@@ -261,12 +266,13 @@ public final class HostAgent implements AutoCloseable {
             },
             store -> "cassandra " + store.ping());
     dependencies.add(cassandra);
+    SandboxExits exits = new SandboxExits();
     Supplier<SandboxRuntime> dockerClient = () -> null;
     if (config.docker().enabled()) {
       Backend<SandboxRuntime> docker =
           new Backend<SandboxRuntime>(
               "docker",
-              () -> DockerSandboxRuntime.create(config.docker().host(), config.hostId()),
+              () -> DockerSandboxRuntime.create(config.docker().host(), config.hostId(), exits),
               runtime -> {
                 String version = runtime.ping();
                 int removed = removeOrphans(runtime, config.hostId());
@@ -283,7 +289,7 @@ public final class HostAgent implements AutoCloseable {
         dependencies,
         Timing.DEFAULT,
         Clock.systemUTC(),
-        new Clients(redis::client, kafka::client, cassandra::client, dockerClient));
+        new Clients(redis::client, kafka::client, cassandra::client, dockerClient, exits));
   }
 
   /**
@@ -354,7 +360,13 @@ public final class HostAgent implements AutoCloseable {
               JsonHttp.MAPPER);
       loops =
           new EventLoops(
-              config.hostId(), incarnation, clients.redis(), clients.kafka(), created, executions);
+              config.hostId(),
+              incarnation,
+              clients.redis(),
+              clients.kafka(),
+              created,
+              executions,
+              clients.exits());
       loops.onResult(
           event -> {
             metrics.executionEnded(event);

@@ -10,6 +10,7 @@ import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
+import dev.sand.sandbox.SandboxExits;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.ScoredValue;
@@ -40,9 +41,11 @@ import org.slf4j.LoggerFactory;
  *       their own, untracked: nothing waits for them, and they never delay a flag or a backup.
  *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
  *       the queue of the grain that set them; no process is held while a Wait runs.
- *   <li><b>watchdog</b>: restarts sandboxes that died ({@link Deployer#watch}) and re-queues the
- *       events their instances had taken (attempt + 1), or fails the execution ({@link Executions})
- *       after {@value Replayer#MAX_ATTEMPTS} attempts, so no accepted invocation is lost silently.
+ *   <li><b>watchdog</b>: when a runtime signals that a sandbox stopped ({@link SandboxExits}), and
+ *       at least every few seconds, restarts sandboxes that died ({@link Deployer#watch}) and
+ *       re-queues the events their instances had taken (attempt + 1), or fails the execution
+ *       ({@link Executions}) after {@value Replayer#MAX_ATTEMPTS} attempts, so no accepted
+ *       invocation is lost silently.
  * </ul>
  *
  * <p>Each loop logs and keeps going on errors (Redis or Kafka away). Thread-safe.
@@ -54,7 +57,10 @@ public final class EventLoops implements AutoCloseable {
   // polling faster costs the CPU that grain instances need on a small host.
   private static final long TIMER_TICK_MS = 25;
   private static final Duration TIMER_IDLE_WAIT = Duration.ofSeconds(1);
-  private static final long WATCH_TICK_MS = 500;
+  // The watchdog wakes when a runtime says a sandbox stopped (SandboxExits); this slow look is
+  // only the net under a missed signal.
+  private static final Duration WATCH_SAFETY = Duration.ofSeconds(5);
+  private static final Duration WATCH_SETTLE = Duration.ofMillis(100);
   private static final int DRAIN_BATCH = 256;
   // How long backups wait for the FINISHED flags that make them unnecessary (FlagGate): longer
   // than a chain of short grains on a busy host, far shorter than the time a host's death is
@@ -67,6 +73,7 @@ public final class EventLoops implements AutoCloseable {
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
   private final Deployer deployer;
+  private final SandboxExits exits;
   private final Replayer replayer;
   private final FlagGate gate;
   private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
@@ -104,8 +111,10 @@ public final class EventLoops implements AutoCloseable {
       Supplier<RedisLocalBus> redis,
       Supplier<KafkaBridge> kafka,
       Deployer deployer,
-      Executions executions) {
+      Executions executions,
+      SandboxExits exits) {
     this.hostId = hostId;
+    this.exits = exits;
     this.redis = redis;
     this.deployer = deployer;
     this.kafka = kafka;
@@ -400,8 +409,16 @@ public final class EventLoops implements AutoCloseable {
   // -- watchdog and replay ----------------------------------------------------------------------
 
   private void watchLoop() {
+    boolean signalled = false;
     while (running) {
-      sleep(WATCH_TICK_MS);
+      try {
+        // Docker announces a death a moment before its listing shows it (measured: the look at
+        // once still saw the container running): after a signal, look again shortly
+        signalled = exits.await(signalled ? WATCH_SETTLE : WATCH_SAFETY);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
       try {
         for (String app : deployer.watch()) {
           watchdogRestarts.incrementAndGet();
@@ -424,6 +441,7 @@ public final class EventLoops implements AutoCloseable {
   @Override
   public void close() {
     running = false;
+    exits.signal(); // the watchdog's wait ends now
     gate.close();
     historyPublisher.shutdown();
     for (Thread thread : threads) {

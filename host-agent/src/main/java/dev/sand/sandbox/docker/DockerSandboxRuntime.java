@@ -8,6 +8,8 @@ import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Event;
+import com.github.dockerjava.api.model.EventType;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Version;
@@ -19,17 +21,23 @@ import com.github.dockerjava.transport.DockerHttpClient;
 import dev.sand.contracts.Names;
 import dev.sand.sandbox.Labels;
 import dev.sand.sandbox.SandboxException;
+import dev.sand.sandbox.SandboxExits;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.SandboxSpec;
+import java.io.Closeable;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Sandboxes as Docker containers, through the Engine API on a unix socket (or TCP).
@@ -50,24 +58,41 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
   private static final long LOGS_TIMEOUT_S = 10;
   private static final String NO_NEW_PRIVILEGES = "no-new-privileges:true";
 
+  // after the event stream ended (the engine restarted, or an idle stream hit the response
+  // timeout): the next subscription
+  private static final long EVENTS_RETRY_MS = 1000;
+
   private final URI host;
   private final String hostId;
   private final DockerHttpClient http;
   private final DockerClient client;
+  private final SandboxExits exits;
+  private final ScheduledExecutorService resubscribe;
+  private final AtomicReference<Closeable> events = new AtomicReference<>();
+  private volatile boolean closed;
 
   private DockerSandboxRuntime(
-      URI host, String hostId, DockerHttpClient http, DockerClient client) {
+      URI host, String hostId, DockerHttpClient http, DockerClient client, SandboxExits exits) {
     this.host = host;
     this.hostId = hostId;
     this.http = http;
     this.client = client;
+    this.exits = exits;
+    this.resubscribe =
+        Executors.newSingleThreadScheduledExecutor(
+            task -> {
+              Thread thread = new Thread(task, "docker-events-" + hostId);
+              thread.setDaemon(true);
+              return thread;
+            });
   }
 
   /**
-   * A runtime for the engine at {@code host} that owns containers labelled {@code hostId}. Does not
-   * connect yet; the first call does.
+   * A runtime for the engine at {@code host} that owns containers labelled {@code hostId}, and
+   * signals {@code exits} whenever one of them dies (the engine's event stream, subscribed now and
+   * again whenever it ends; while the engine is unreachable, one try a second).
    */
-  public static DockerSandboxRuntime create(URI host, String hostId) {
+  public static DockerSandboxRuntime create(URI host, String hostId, SandboxExits exits) {
     Names.requireHostId(hostId);
     DockerClientConfig config =
         DefaultDockerClientConfig.createDefaultConfigBuilder()
@@ -81,7 +106,70 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
             .connectionTimeout(CONNECT_TIMEOUT)
             .responseTimeout(RESPONSE_TIMEOUT)
             .build();
-    return new DockerSandboxRuntime(host, hostId, http, DockerClientImpl.getInstance(config, http));
+    DockerSandboxRuntime runtime =
+        new DockerSandboxRuntime(
+            host, hostId, http, DockerClientImpl.getInstance(config, http), exits);
+    runtime.watchExits();
+    return runtime;
+  }
+
+  /** Subscribes to the {@code die} events of this host's containers; each one signals exits. */
+  private void watchExits() {
+    if (closed) {
+      return;
+    }
+    ResultCallback.Adapter<Event> callback =
+        new ResultCallback.Adapter<>() {
+          @Override
+          public void onNext(Event event) {
+            exits.signal();
+          }
+
+          @Override
+          public void onError(Throwable error) {
+            // the stream is gone (engine away or idle past the response timeout), not a failure
+            // of any sandbox: subscribe again; a death meanwhile is found by the signal below
+            closeQuietly(this);
+            resubscribeLater();
+          }
+
+          @Override
+          public void onComplete() {
+            closeQuietly(this);
+            resubscribeLater();
+          }
+        };
+    events.set(callback);
+    try {
+      client
+          .eventsCmd()
+          .withEventTypeFilter(EventType.CONTAINER)
+          .withEventFilter("die")
+          .withLabelFilter(Map.of(Labels.OWNER, hostId))
+          .exec(callback);
+    } catch (RuntimeException e) {
+      resubscribeLater();
+    }
+  }
+
+  private void resubscribeLater() {
+    if (closed) {
+      return;
+    }
+    exits.signal(); // a sandbox may have died while no stream was open
+    try {
+      resubscribe.schedule(this::watchExits, EVENTS_RETRY_MS, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // closed meanwhile
+    }
+  }
+
+  private static void closeQuietly(Closeable closeable) {
+    try {
+      closeable.close();
+    } catch (IOException e) {
+      // nothing to do: the stream is being dropped
+    }
   }
 
   @Override
@@ -252,6 +340,12 @@ public final class DockerSandboxRuntime implements SandboxRuntime {
 
   @Override
   public void close() {
+    closed = true;
+    resubscribe.shutdownNow();
+    Closeable stream = events.get();
+    if (stream != null) {
+      closeQuietly(stream);
+    }
     try {
       client.close();
       http.close();

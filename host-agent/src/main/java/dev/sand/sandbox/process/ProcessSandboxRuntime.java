@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxException;
+import dev.sand.sandbox.SandboxExits;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
@@ -74,29 +75,39 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
   private final boolean root;
   private final Optional<Cgroups> cgroups;
   private final String noCgroups;
+  private final SandboxExits exits;
 
   /**
    * @param cgroups this host's sandbox cgroups, empty when the machine has none ({@code noCgroups}
    *     says why)
+   * @param exits signalled whenever a sandbox's process exits
    */
   // package-private for tests: root and cgroups are facts of the machine otherwise
   ProcessSandboxRuntime(
-      Path python, Optional<Path> jail, boolean root, Optional<Cgroups> cgroups, String noCgroups) {
+      Path python,
+      Optional<Path> jail,
+      boolean root,
+      Optional<Cgroups> cgroups,
+      String noCgroups,
+      SandboxExits exits) {
     this.python = python;
     this.jail = jail;
     this.root = root;
     this.cgroups = cgroups;
     this.noCgroups = noCgroups;
+    this.exits = exits;
   }
 
   /**
    * A runtime whose jail is run by {@code python} (the host's, as root) from the first of {@code
    * sourceDirs} that holds {@code sand_worker/jail.py}, with the cgroups of the host whose state
-   * dir is {@code stateDir}. Does not fail when there is no jail, when the agent is not root or
-   * when the machine has no usable cgroups: {@link #start} does, naming the fix. No I/O beyond
-   * reading {@code /proc/self/mountinfo}.
+   * dir is {@code stateDir}, that signals {@code exits} when a sandbox's process exits. Does not
+   * fail when there is no jail, when the agent is not root or when the machine has no usable
+   * cgroups: {@link #start} does, naming the fix. No I/O beyond reading {@code
+   * /proc/self/mountinfo}.
    */
-  public static ProcessSandboxRuntime create(Path python, List<Path> sourceDirs, Path stateDir) {
+  public static ProcessSandboxRuntime create(
+      Path python, List<Path> sourceDirs, Path stateDir, SandboxExits exits) {
     Optional<Path> jail =
         sourceDirs.stream()
             .map(dir -> dir.resolve(JAIL_SCRIPT))
@@ -104,7 +115,8 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
             .findFirst();
     StringBuilder why = new StringBuilder();
     Optional<Cgroups> cgroups = Cgroups.detect(stateDir, why);
-    return new ProcessSandboxRuntime(python, jail, effectiveUid() == 0, cgroups, why.toString());
+    return new ProcessSandboxRuntime(
+        python, jail, effectiveUid() == 0, cgroups, why.toString(), exits);
   }
 
   /**
@@ -167,6 +179,8 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
           builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         }
         sandbox.process = builder.start();
+        // the JDK's process reaper completes this when the sandbox's process exits: no polling
+        sandbox.process.onExit().thenRun(exits::signal);
       } catch (IOException e) {
         throw new SandboxException(
             "process sandbox of app '" + spec.app() + "': cannot start: " + e, e);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sand.sandbox.SandboxException;
+import dev.sand.sandbox.SandboxExits;
 import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxSpec;
@@ -66,7 +67,8 @@ class ProcessSandboxRuntimeTest {
             Optional.of(Path.of("/src/sand_worker/jail.py")),
             false,
             Optional.empty(),
-            "")) {
+            "",
+            new SandboxExits())) {
       SandboxId id = runtime.create(spec());
 
       assertThatThrownBy(() -> runtime.start(id))
@@ -89,7 +91,8 @@ class ProcessSandboxRuntimeTest {
             Optional.of(Path.of("/src/sand_worker/jail.py")),
             true,
             Optional.empty(),
-            "no cgroup v2 mount offering cpu and memory")) {
+            "no cgroup v2 mount offering cpu and memory",
+            new SandboxExits())) {
       SandboxId id = runtime.create(spec());
 
       assertThatThrownBy(() -> runtime.start(id))
