@@ -90,6 +90,18 @@ def _bare_forks(count: int) -> dict[str, list[float]]:
     return {"fork_parent_ms": parent_ms, "fork_child_ms": child_ms, "fork_wall_ms": wall_ms}
 
 
+def _blocked_clients(client: Any) -> int:
+    """How many clients wait in a blocking command (the forked instance in its BRPOP), with
+    the worker's own client: redis-py's before decision 0028, ``LocalBus`` since."""
+    if hasattr(client, "info"):
+        return int(client.info("clients")["blocked_clients"])
+    (text,) = client.run([(("INFO", "clients"), None)])
+    for line in text.decode().splitlines():
+        if line.startswith("blocked_clients:"):
+            return int(line.split(":", 1)[1])
+    return 0
+
+
 def _events(worker: Any, pool: Any, count: int, payload: dict[str, Any]) -> dict[str, Any]:
     """``count`` events, each taken by a fresh instance of the worker's pool."""
     from sand import keys
@@ -104,7 +116,7 @@ def _events(worker: Any, pool: Any, count: int, payload: dict[str, Any]) -> dict
     for i in range(count):
         child = pool.fork(worker._serve, grain=grain)
         deadline = time.monotonic() + 5
-        while client.info("clients")["blocked_clients"] < 1 and time.monotonic() < deadline:
+        while _blocked_clients(client) < 1 and time.monotonic() < deadline:
             time.sleep(0.002)
         execution_id = f"zygote-{os.getpid()}-{i}"
         now = int(time.time() * 1000)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from sand.localbus import LocalBus
 
 
 @contextlib.contextmanager
@@ -38,3 +39,9 @@ def private_redis(directory: Path) -> Iterator[redis.Redis]:
     finally:
         server.kill()
         server.wait()
+
+
+def bus_of(client: redis.Redis) -> LocalBus:
+    """The grain worker's own client (:class:`~sand.localbus.LocalBus`) of the server that
+    ``client`` (from :func:`private_redis`) talks to: what worker code gets in production."""
+    return LocalBus(str(client.connection_pool.connection_kwargs["path"]))

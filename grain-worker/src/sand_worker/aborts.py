@@ -19,8 +19,8 @@ import struct
 from collections.abc import Iterable
 from typing import Final
 
-from redis import Redis
 from sand import keys
+from sand.localbus import LocalBus
 
 REFRESH_S: Final = 0.25
 # At most this many stopped executions are kept in view (the newest): 2,000 ids of up
@@ -41,10 +41,10 @@ class AbortedExecutions:
         self._published: list[str] = []
 
     # -- the worker --------------------------------------------------------------------
-    def refresh(self, client: Redis) -> frozenset[str]:
+    def refresh(self, client: LocalBus) -> frozenset[str]:
         """Read the app's stopped executions from Redis and publish them; returns them."""
         raw = client.zrevrange(self._key, 0, MAX_IDS - 1)
-        ids = [i.decode() if isinstance(i, bytes) else str(i) for i in raw]  # type: ignore[union-attr]
+        ids = [i.decode() if isinstance(i, bytes) else str(i) for i in raw]
         if ids != self._published:
             self.publish(ids)
         return frozenset(ids)

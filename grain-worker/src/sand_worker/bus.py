@@ -7,7 +7,7 @@ import time
 import uuid
 from typing import Any
 
-import redis
+from sand.localbus import LocalBus
 from sand_bus.constants import FINAL_FLAG
 from sand_bus.ttypes import EventFlag, EventKind, EventMessage
 from thrift.protocol import TCompactProtocol
@@ -31,16 +31,11 @@ __all__ = [
 ]
 
 
-def connect(config: WorkerConfig) -> redis.Redis:
-    """A fresh connection (never share one across a fork)."""
-    return redis.Redis(
-        unix_socket_path=str(config.redis_socket),
-        username=config.redis_user,
-        password=config.redis_password,
-        socket_keepalive=True,
-        # no CLIENT SETINFO round trips on connect: every instance connects anew
-        lib_name=None,
-        lib_version=None,
+def connect(config: WorkerConfig) -> LocalBus:
+    """The client of the host's Redis (decision 0028). It connects at its first command, and
+    a forked child that uses it opens a connection of its own."""
+    return LocalBus(
+        str(config.redis_socket), username=config.redis_user, password=config.redis_password
     )
 
 

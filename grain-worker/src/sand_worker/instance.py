@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-import redis
 from sand import keys
 from sand.app import AppSpec
 from sand.contracts import (
@@ -39,6 +38,7 @@ from sand.data.redis import RedisDataStore
 from sand.data.written import RecordingDataStore, header_value
 from sand.grain.result import GrainResult, Invocation
 from sand.grain.runner import Handler, invoke
+from sand.localbus import BusError, LocalBus
 from sand_workflows import history
 from sand_workflows.engine import Action, Engine, Failed, Finished, Redrive, TaskCall, TimerCall
 from sand_workflows.model import GrainState
@@ -87,7 +87,7 @@ class Outbox:
         """A Redis command to run after the agent's records (``pipe.<command>(*args)``)."""
         self.rest.append((command, args, kwargs))
 
-    def send(self, client: redis.Redis, agent_key: str) -> None:
+    def send(self, client: LocalBus, agent_key: str) -> None:
         pipe = client.pipeline(transaction=False)
         if self.agent:
             pipe.lpush(agent_key, *self.agent)
@@ -113,7 +113,7 @@ class Grain:
 class EventHandler:
     """Handles events for one grain with one Redis connection (one per process)."""
 
-    def __init__(self, grain: Grain, config: WorkerConfig, client: redis.Redis) -> None:
+    def __init__(self, grain: Grain, config: WorkerConfig, client: LocalBus) -> None:
         self._grain = grain
         self._config = config
         self._client = client
@@ -131,7 +131,7 @@ class EventHandler:
         }
 
     @property
-    def client(self) -> redis.Redis:
+    def client(self) -> LocalBus:
         """The Redis client (fork-safe: a child gets its own connection on first use)."""
         return self._client
 
@@ -323,7 +323,7 @@ class EventHandler:
         try:
             key = keys.aborted_key(self._config.app)
             return self._client.zscore(key, execution_id) is not None
-        except redis.RedisError as exc:
+        except BusError as exc:
             log.warning("cannot check whether %s was stopped: %s", execution_id, exc)
             return False
 

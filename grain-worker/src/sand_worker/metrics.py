@@ -23,9 +23,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from redis import Redis
 from sand import keys
 from sand.grain.result import GrainError, GrainResult
+from sand.localbus import LocalBus
 from sand_contracts import constants as _c
 
 # the run latency buckets, seconds, with their field names; the last is "+Inf"
@@ -77,7 +77,7 @@ class GrainMetrics:
                 # that do not stop then: counted in :meth:`lost`)
                 later("hincrby", self.key, _c.METRIC_TIMEOUTS, 1)
 
-    def lost(self, client: Redis, result: GrainResult, *, timed_out: bool) -> None:
+    def lost(self, client: LocalBus, result: GrainResult, *, timed_out: bool) -> None:
         """Count an instance that took an event and ended without finishing it (killed at
         its deadline, or dead of a signal or an exit): one round trip, off the event path."""
         pipe = client.pipeline(transaction=False)
@@ -85,7 +85,7 @@ class GrainMetrics:
         pipe.hincrby(self.key, error_field(result.error), 1)
         pipe.execute()
 
-    def in_flight(self, client: Redis, count: int) -> None:
+    def in_flight(self, client: LocalBus, count: int) -> None:
         """Set how many instances run a task now (a gauge; the worker refreshes it)."""
         client.hset(self.key, _c.METRIC_IN_FLIGHT, str(count))
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import redis
 from sand.contracts import GROUP_TTL_S
 from sand.keys import join_key
+from sand.localbus import LocalBus
 from sand_workflows.store import Claim, RecordOutcome
 
 _OPEN = """
@@ -68,7 +68,7 @@ return redis.call('EXISTS', unpack(KEYS))
 class RedisExecutionStore:
     """``sand_workflows.store.ExecutionStore`` for one application, on the local bus."""
 
-    def __init__(self, client: redis.Redis, app: str) -> None:
+    def __init__(self, client: LocalBus, app: str) -> None:
         self._client = client
         self._app = app
         self._open = client.register_script(_OPEN)

@@ -32,7 +32,6 @@ import traceback
 from collections.abc import Callable
 from typing import cast
 
-from redis import Redis
 from sand import keys
 from sand.contracts import READY_TTL_S
 from sand.grain.channel import Channel, ParentGone
@@ -40,6 +39,7 @@ from sand.grain.child import ChildSetup
 from sand.grain.limits import MemoryWatch
 from sand.grain.pool import Ended, Pool
 from sand.grain.result import GrainError, GrainResult
+from sand.localbus import LocalBus
 
 from sand_worker.aborts import REFRESH_S, AbortedExecutions
 from sand_worker.bus import connect, decode, warm_up
@@ -163,7 +163,7 @@ class GrainWorker:
             idle += 1
         return math.inf
 
-    def _stop_aborted(self, client: Redis, pool: Pool) -> None:
+    def _stop_aborted(self, client: LocalBus, pool: Pool) -> None:
         """Publish the app's stopped executions to the instances, and kill the instances
         serving one of them now."""
         try:
@@ -266,11 +266,13 @@ class GrainWorker:
             if served + 1 < limit:
                 channel.done()
 
-    def _take(self, client: Redis, channel: Channel, *, retire_when_idle: bool) -> bytes | None:
+    def _take(self, client: LocalBus, channel: Channel, *, retire_when_idle: bool) -> bytes | None:
         """Block on the queue for one event and report it to the parent (TOOK); None when
         ``retire_when_idle`` and no event came within one BRPOP timeout."""
         while True:
-            item = cast("list[bytes] | None", client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S))
+            item = cast(
+                "tuple[bytes, bytes] | None", client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S)
+            )
             if item is not None:
                 break
             if channel.parent_gone():

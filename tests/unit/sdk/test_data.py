@@ -12,7 +12,7 @@ from sand.data import DataStore, DataStoreError
 from sand.data.memory import DictDataStore, MemoryDataServer
 from sand.data.redis import RedisDataStore
 
-from tests.unit.redis_server import private_redis
+from tests.unit.redis_server import bus_of, private_redis
 
 
 @pytest.mark.timeout(20)
@@ -121,11 +121,11 @@ def test_redisStore_keysEscapesGlobCharacters() -> None:
 
 def test_redisStore_translatesRedisErrors() -> None:
     """A Redis failure becomes a DataStoreError naming app, scope, operation and key."""
-    import redis
+    from sand.localbus import BusUnreachable
 
     class Broken(FakeRedis):
         def get(self, key: str) -> bytes | None:
-            raise redis.ConnectionError("connection refused")
+            raise BusUnreachable("connection refused")
 
     with pytest.raises(DataStoreError, match=r"local, app 'app'\): get 'k' failed: connection"):
         RedisDataStore(Broken(), "app").get("k")
@@ -135,7 +135,7 @@ def test_redisStore_translatesRedisErrors() -> None:
 def test_redisStore_againstRealRedis(tmp_path: Path) -> None:
     """Against a real redis-server on a unix socket (skipped when the binary is absent)."""
     with private_redis(tmp_path) as client:
-        store = RedisDataStore(client, "app")
+        store = RedisDataStore(bus_of(client), "app")
         store.put("x/1", b"one")
         store.put("x/2", b"two")
         store.put("y", b"three")

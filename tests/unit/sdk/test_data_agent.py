@@ -23,7 +23,7 @@ from sand_contracts.ttypes import DataOp, DataReply, DataRequest
 from thrift.protocol import TCompactProtocol
 from thrift.TSerialization import deserialize, serialize
 
-from tests.unit.redis_server import private_redis
+from tests.unit.redis_server import bus_of, private_redis
 
 PROTOCOL = TCompactProtocol.TCompactProtocolFactory()
 
@@ -86,7 +86,7 @@ class AgentTwin:
 def test_agentStore_roundTripsThroughTheAgentOnTheAppsOwnKeys(client: redis.Redis) -> None:
     """put/get/keys/delete reach the agent on the app's request list; replies come back."""
     with AgentTwin(client, ["thumbs", "other"]) as agent:
-        store = AgentDataStore(client, "thumbs", timeout_s=5)
+        store = AgentDataStore(bus_of(client), "thumbs", timeout_s=5)
         store.put("img/1", b"one")
         store.put("img/2", b"two")
         store.put("txt", b"three")
@@ -111,7 +111,7 @@ def test_agentStore_agentRefuses_raisesDataStoreErrorNamingOpKeyAndCause(
 ) -> None:
     """An error reply (Cassandra failed, say) reaches the grain as DataStoreError."""
     with AgentTwin(client, ["thumbs"], fail="cassandra: Query timed out after PT5S"):
-        store = AgentDataStore(client, "thumbs", timeout_s=5)
+        store = AgentDataStore(bus_of(client), "thumbs", timeout_s=5)
         with pytest.raises(DataStoreError) as caught:
             store.put("img/1", b"x")
     message = str(caught.value)
@@ -123,7 +123,7 @@ def test_agentStore_agentRefuses_raisesDataStoreErrorNamingOpKeyAndCause(
 @pytest.mark.timeout(20)
 def test_agentStore_noAgent_timesOutWithAClearError(client: redis.Redis) -> None:
     """Without an agent the call gives up after its timeout, saying so."""
-    store = AgentDataStore(client, "thumbs", timeout_s=0.3)
+    store = AgentDataStore(bus_of(client), "thumbs", timeout_s=0.3)
     started = time.monotonic()
     with pytest.raises(DataStoreError, match=r"get 'k' failed: no reply from the host agent"):
         store.get("k")
@@ -133,7 +133,7 @@ def test_agentStore_noAgent_timesOutWithAClearError(client: redis.Redis) -> None
 @pytest.mark.timeout(20)
 def test_agentStore_valueOverTheLimit_refusedBeforeAnythingIsSent(client: redis.Redis) -> None:
     """A value over 1 MiB is refused in the grain, with the limit named; nothing is queued."""
-    store = AgentDataStore(client, "thumbs", timeout_s=0.3)
+    store = AgentDataStore(bus_of(client), "thumbs", timeout_s=0.3)
     with pytest.raises(ValueError, match=f"at most {MAX_GLOBAL_VALUE_BYTES} bytes"):
         store.put("big", b"x" * (MAX_GLOBAL_VALUE_BYTES + 1))
     assert client.llen(keys.data_requests_key("thumbs")) == 0

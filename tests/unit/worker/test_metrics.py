@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 import redis
 from sand.grain.result import GrainResult
+from sand.localbus import LocalBus
 from sand_worker.metrics import GrainMetrics, bucket_field, error_field, parse
 
-from tests.unit.redis_server import private_redis
+from tests.unit.redis_server import bus_of, private_redis
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,6 +25,12 @@ def client(tmp_path: Path) -> Iterator[redis.Redis]:
         yield conn
 
 
+@pytest.fixture
+def bus(client: redis.Redis) -> LocalBus:
+    """The worker's own client of the same server."""
+    return bus_of(client)
+
+
 class Later:
     """Stands for ``Outbox.later``: queues ``pipe.<command>(*args)``."""
 
@@ -33,8 +40,8 @@ class Later:
     def __call__(self, command: str, *args: Any) -> None:
         self.commands.append((command, args))
 
-    def send(self, client: redis.Redis) -> None:
-        pipe = client.pipeline(transaction=False)
+    def send(self, bus: LocalBus) -> None:
+        pipe = bus.pipeline(transaction=False)
         for command, args in self.commands:
             getattr(pipe, command)(*args)
         pipe.execute()
@@ -57,7 +64,7 @@ def test_errorField_oddNames_countAsOther() -> None:
     assert error_field(None) == "failed:Other"
 
 
-def test_record_countsEventsRunsAndFailures(client: redis.Redis) -> None:
+def test_record_countsEventsRunsAndFailures(client: redis.Redis, bus: LocalBus) -> None:
     """Each handled event counts as taken; each grain run, its duration, bucket and error."""
     metrics = GrainMetrics("shop", "resize")
     later = Later()
@@ -65,7 +72,7 @@ def test_record_countsEventsRunsAndFailures(client: redis.Redis) -> None:
     metrics.record(later, GrainResult.failure("KeyError", "no", duration_ms=700.0))
     metrics.record(later, GrainResult.failure("States.Timeout", "late", duration_ms=2000.0))
     metrics.record(later, None)  # an event that ran no grain here (a join, a timer)
-    later.send(client)
+    later.send(bus)
     counters = parse(client.hgetall("sand:metrics:shop:resize"))
     assert counters == {
         "taken": 4,
@@ -79,12 +86,12 @@ def test_record_countsEventsRunsAndFailures(client: redis.Redis) -> None:
     }
 
 
-def test_lostAndInFlight_countedByTheWorker(client: redis.Redis) -> None:
+def test_lostAndInFlight_countedByTheWorker(client: redis.Redis, bus: LocalBus) -> None:
     """The worker counts instances killed at their deadline or lost, and sets in_flight."""
     metrics = GrainMetrics("shop", "resize")
-    metrics.lost(client, GrainResult.failure("States.Timeout", "late"), timed_out=True)
-    metrics.lost(client, GrainResult.failure("States.Runtime", "SIGSEGV"), timed_out=False)
-    metrics.in_flight(client, 4)
+    metrics.lost(bus, GrainResult.failure("States.Timeout", "late"), timed_out=True)
+    metrics.lost(bus, GrainResult.failure("States.Runtime", "SIGSEGV"), timed_out=False)
+    metrics.in_flight(bus, 4)
     counters = parse(client.hgetall("sand:metrics:shop:resize"))
     assert counters == {
         "timeouts": 1,
@@ -95,7 +102,7 @@ def test_lostAndInFlight_countedByTheWorker(client: redis.Redis) -> None:
     }
 
 
-def test_record_costOnTheEventPipeline(client: redis.Redis) -> None:
+def test_record_costOnTheEventPipeline(client: redis.Redis, bus: LocalBus) -> None:
     """What the counters add to an event's output pipeline (agent copies, result, reply):
     printed for decision 0019; asserts the counts came through."""
     metrics = GrainMetrics("shop", "resize")
@@ -114,7 +121,7 @@ def test_record_costOnTheEventPipeline(client: redis.Redis) -> None:
             outputs(later)
             if with_metrics:
                 metrics.record(later, result)
-            later.send(client)
+            later.send(bus)
         return (time.perf_counter() - start) / rounds * 1e6
 
     run(True)  # warm up

@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import redis
 from sand_contracts.ttypes import DataOp, DataReply, DataRequest
 from thrift.protocol import TCompactProtocol
 from thrift.TSerialization import deserialize, serialize
@@ -30,6 +29,7 @@ from thrift.TSerialization import deserialize, serialize
 from sand import keys as sand_keys
 from sand.contracts import GDATA_TIMEOUT_MS
 from sand.data import DataStoreError, check_value_size
+from sand.localbus import BusError
 
 # The C-accelerated compact protocol when the thrift wheel has it; the same bytes as the pure one.
 _PROTOCOL = TCompactProtocol.TCompactProtocolAcceleratedFactory()
@@ -38,7 +38,7 @@ _PROTOCOL = TCompactProtocol.TCompactProtocolAcceleratedFactory()
 class AgentDataStore:
     """A :class:`~sand.data.DataStore` for ``app``'s global scope, served by the host agent.
 
-    ``redis_client`` is the grain process's ``redis.Redis`` (``decode_responses=False``),
+    ``redis_client`` is the grain process's :class:`~sand.localbus.LocalBus`,
     logged in as the app's ACL user. Blocking: each call waits for the agent's reply, at
     most ``timeout_s``. Fork-safe as far as the client is. After a timeout the outcome of a
     put or delete is unknown: the agent may have carried it out late (it drops requests
@@ -87,7 +87,7 @@ class AgentDataStore:
         pipe.brpop([sand_keys.data_reply_key(self._app, request_id)], timeout=self._timeout_s)
         try:
             _, popped = pipe.execute()
-        except redis.RedisError as exc:
+        except BusError as exc:
             raise self._error(name, key, f"the local bus failed: {exc}") from exc
         if popped is None:
             raise self._error(

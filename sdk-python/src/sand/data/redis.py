@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import redis
-
 from sand import keys as sand_keys
 from sand.data import DataStoreError, Scope, check_scope
+from sand.localbus import BusError
 
 _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
 
@@ -21,10 +20,10 @@ _GLOB_SPECIAL = re.compile(r"([\\*?\[\]])")
 class RedisDataStore:
     """A :class:`~sand.data.DataStore` for ``app`` in ``scope`` on one Redis.
 
-    ``redis_client`` is a ``redis.Redis`` (``decode_responses=False``). On the cluster
+    ``redis_client`` is the worker's :class:`~sand.localbus.LocalBus`. On the cluster
     the local scope lives here; the global scope lives in Cassandra
-    (:class:`sand.data.agent.AgentDataStore`). Blocking; fork-safe as far as the client
-    is (redis-py's connection pool reconnects in a forked child).
+    (:class:`sand.data.agent.AgentDataStore`). Blocking; fork-safe (a forked child's
+    client opens a connection of its own).
     """
 
     def __init__(self, redis_client: Any, app: str, scope: Scope = "local") -> None:
@@ -62,7 +61,7 @@ class RedisDataStore:
     def _run(self, op: str, key: str, call: Any) -> Any:
         try:
             return call()
-        except redis.RedisError as exc:
+        except BusError as exc:
             raise DataStoreError(
                 f"data layer ({self._scope}, app '{self._app}'): {op} {key!r} failed: {exc}"
             ) from exc

@@ -18,7 +18,9 @@ public record Timing(
           Duration.ofMillis(200),
           Duration.ofSeconds(2),
           Duration.ofSeconds(60),
-          Duration.ofSeconds(2));
+          // a ping is a Docker API call, a Kafka metadata request and a Cassandra read: every
+          // 5 s, not 2, on an idle stack (decision 0027); /health is at most that stale
+          Duration.ofSeconds(5));
 
   public Timing {
     requirePositive("firstRetry", firstRetry);
