@@ -240,9 +240,10 @@ class Script:
     def __call__(self, keys: Iterable[str] = (), args: Iterable[Any] = ()) -> Any:
         keys, args = list(keys), list(args)
         try:
-            return self._bus._command(("EVALSHA", self._sha, len(keys), *keys, *args))
+            (reply,) = self._bus.run([(("EVALSHA", self._sha, len(keys), *keys, *args), None)])
         except ReplyError as exc:
             if not str(exc).startswith("NOSCRIPT"):
                 raise
-        # EVAL runs it and caches it: the next EVALSHA finds it
-        return self._bus._command(("EVAL", self._source, len(keys), *keys, *args))
+            # EVAL runs it and caches it: the next EVALSHA finds it
+            (reply,) = self._bus.run([(("EVAL", self._source, len(keys), *keys, *args), None)])
+        return reply
