@@ -103,7 +103,9 @@ def _blocked_clients(client: Any) -> int:
 
 
 def _events(worker: Any, pool: Any, count: int, payload: dict[str, Any]) -> dict[str, Any]:
-    """``count`` events, each taken by a fresh instance of the worker's pool."""
+    """``count`` events, each run by a fresh instance of the worker's pool: the worker's own
+    steps around it (decision 0029), or, in a tree from before it, the instance's whole
+    handling of the event it takes from the queue."""
     from sand import keys
     from sand.contracts import HEADER_STARTED_MS
     from sand_worker.bus import EventFlag, EventKind, EventMessage, connect, encode
@@ -112,12 +114,16 @@ def _events(worker: Any, pool: Any, count: int, payload: dict[str, Any]) -> dict
     queue = keys.queue_key(config.app, grain)
     # The probe's own connection: the worker's client must stay unconnected in the zygote.
     client = connect(config)
-    cpu_ms, minflt, wall_ms, results = [], [], [], 0
+    thin = hasattr(worker._handler, "begin")
+    cpu_ms, minflt, wall_ms, parent_ms, results = [], [], [], [], 0
     for i in range(count):
-        child = pool.fork(worker._serve, grain=grain)
-        deadline = time.monotonic() + 5
-        while _blocked_clients(client) < 1 and time.monotonic() < deadline:
-            time.sleep(0.002)
+        child = pool.fork(worker._serve, grain=grain, **({"tasks": True} if thin else {}))
+        if not thin:
+            deadline = time.monotonic() + 5
+            while _blocked_clients(client) < 1 and time.monotonic() < deadline:
+                time.sleep(0.002)
+        else:
+            time.sleep(0.005)  # the child reaches its task pipe, as one forked ahead would
         execution_id = f"zygote-{os.getpid()}-{i}"
         now = int(time.time() * 1000)
         event = EventMessage(
@@ -135,6 +141,8 @@ def _events(worker: Any, pool: Any, count: int, payload: dict[str, Any]) -> dict
         )
         wall0 = time.perf_counter()
         client.lpush(queue, encode(event))
+        if thin:
+            parent_ms.append(_thin_event(worker, pool, child, client.brpop([queue], 5)[1]))
         _, status, usage = os.wait4(child.pid, 0)
         wall_ms.append((time.perf_counter() - wall0) * 1000)
         cpu_ms.append((usage.ru_utime + usage.ru_stime) * 1000)
@@ -149,8 +157,28 @@ def _events(worker: Any, pool: Any, count: int, payload: dict[str, Any]) -> dict
         "event_cpu_ms": cpu_ms,
         "event_minflt": minflt,
         "event_wall_ms": wall_ms,
+        "event_parent_ms": parent_ms,
         "events_handed_over": results,
     }
+
+
+def _thin_event(worker: Any, pool: Any, child: Any, raw: bytes) -> float:
+    """The worker's part of one event: begin, assign, wait for the result, complete.
+    Returns the worker's CPU for it in ms (its waits excluded)."""
+    handler = worker._handler
+    cpu0 = time.process_time()
+    pending = handler.begin(raw)
+    if not pool.assign(
+        child, pending.task, taken=raw, token=pending.call.token, timeout_s=pending.timeout_s
+    ):
+        raise RuntimeError("the instance did not take its task")
+    cpu = time.process_time() - cpu0
+    while not (turn := pool.turn(5)).delivered:
+        if turn.ended:
+            raise RuntimeError("the instance ended without its result")
+    cpu0 = time.process_time()
+    handler.complete(pending, child.result, child.wrote)
+    return (cpu + time.process_time() - cpu0) * 1000
 
 
 def _probe(app_dir: str, forks: int, events: int) -> None:
@@ -290,6 +318,7 @@ def _report(figures: dict[tuple[str, str], list[dict[str, Any]]], median: Any) -
         ("event_cpu_ms", "one event: instance CPU ms"),
         ("event_minflt", "one event: instance minor faults"),
         ("event_wall_ms", "one event: wall ms, push to exit"),
+        ("event_parent_ms", "one event: worker CPU ms (thin instances)"),
     )
     for (app, variant), probes in figures.items():
         merged: dict[str, list[float]] = {}
@@ -308,7 +337,9 @@ def _report(figures: dict[tuple[str, str], list[dict[str, Any]]], median: Any) -
         handed = sum(p["events_handed_over"] for p in probes)
         print(f"  events handed over       {handed:8d} of {len(merged['event_cpu_ms'])}")
         for key, label in series:
-            values = merged[key]
+            values = merged.get(key) or []
+            if not values:
+                continue
             print(
                 f"  {label:<36} median {median(values):8.2f}  p99 {_percentile(values, 0.99):8.2f}"
                 f"  (n={len(values)})"

@@ -1,9 +1,12 @@
-"""What one grain instance does with one event: step the workflow, run the grain, route.
+"""What a grain worker does with one event: step the workflow, run the grain, route.
 
-Runs inside a forked child (``worker``), but is plain code: given an event it
-drives ``sand_workflows.engine.Engine`` and writes every resulting event to the
-local bus in one pipeline. ``fail_task`` lets the parent report a child that
-died in the middle of a task.
+Split where the grain's own code runs (decision 0029): the grain worker takes the
+event, drives ``sand_workflows.engine.Engine`` up to the task of its grain
+(:meth:`EventHandler.begin`) and hands that task to a forked instance, which runs
+only the grain (:meth:`EventHandler.run_task`). With the result (or the explained
+failure of an instance that died) the worker finishes the step
+(:meth:`EventHandler.complete`) and writes every resulting event to the local bus
+in one pipeline. Plain code: no fork here.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -110,8 +113,36 @@ class Grain:
         return self.app.grains[self.name].events_per_instance
 
 
+@dataclass(slots=True)
+class Step:
+    """One event being handled: what its handling has recorded so far."""
+
+    raw: bytes
+    message: EventMessage
+    engine: Engine
+    recorder: history.Recorder | None
+    trace: Trace | None
+
+
+@dataclass(slots=True)
+class Pending:
+    """An event whose handling waits for a task of this grain to run in an instance."""
+
+    step: Step
+    call: TaskCall
+    before: list[Action]  # actions of the step that led to the task, sent with its result
+    task: bytes  # the body of the instance's TASK frame (:meth:`EventHandler.run_task`)
+    timeout_s: float
+
+    @property
+    def raw(self) -> bytes:
+        return self.step.raw
+
+
 class EventHandler:
-    """Handles events for one grain with one Redis connection (one per process)."""
+    """Handles events for one grain: the bus and workflow work in the grain worker
+    (:meth:`begin`, :meth:`complete`), the grain's own code in a forked instance
+    (:meth:`run_task`)."""
 
     def __init__(self, grain: Grain, config: WorkerConfig, client: LocalBus) -> None:
         self._grain = grain
@@ -121,7 +152,6 @@ class EventHandler:
         self._engines = {
             name: Engine(spec.definition, store) for name, spec in grain.app.workflows.items()
         }
-        self._trace: Trace | None = None
         self._metrics = GrainMetrics(config.app, grain.name)
         # what the grain writes to the global layer goes with the event's FINISHED flag
         self._global = RecordingDataStore(AgentDataStore(client, config.app))
@@ -135,70 +165,163 @@ class EventHandler:
         """The Redis client (fork-safe: a child gets its own connection on first use)."""
         return self._client
 
-    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> GrainResult | None:
-        """Process one event end to end. ``on_task(token, timeout_s)`` is called before
-        the grain runs, so that a parent can explain this task if the process dies.
-        Returns what the grain's run gave, or None when the event ran no grain here."""
+    # -- in the grain worker ------------------------------------------------------------
+
+    def begin(self, raw: bytes) -> Pending | None:
+        """Handle event ``raw`` up to the task of this grain it asks for, if any: None when
+        it was handled whole (everything it produced is sent), else the task to run in an
+        instance, then pass to :meth:`complete` with its result."""
         message = decode(raw)
-        with history.recording(self._recorder()) as recorder:
-            return self._handle(message, on_task, recorder)
+        step = Step(
+            raw=raw,
+            message=message,
+            engine=self._engine(message),
+            recorder=self._recorder(),
+            trace=Trace.from_headers(
+                message.headers,
+                self._grain.name,
+                EventKind._VALUES_TO_NAMES.get(message.kind, "?"),
+                message.created_ms,
+            ),
+        )
+        with history.recording(step.recorder):
+            engine = step.engine
+            restart = self._lost_fan_out(engine, message)
+            if restart is not None:
+                actions = restart
+            elif message.kind == EventKind.TASK:
+                call = TaskCall(
+                    grain=message.target_grain,
+                    input=payload_of(message),
+                    token=message.token,
+                    timeout_s=_float((message.headers or {}).get(TIMEOUT_HEADER)),
+                    context=json.loads((message.headers or {}).get(CONTEXT_HEADER) or "{}"),
+                )
+                return self._pending(step, call, before=[])
+            else:
+                if message.kind == EventKind.INVOKE:
+                    actions = self._start(engine, message)
+                elif message.kind == EventKind.TIMER:
+                    actions = engine.timer_fired(message.token)
+                else:
+                    raise ValueError(f"a grain queue cannot take an event of kind {message.kind}")
+                inline = next(
+                    (a for a in actions if isinstance(a, TaskCall) and a.grain == self._grain.name),
+                    None,
+                )
+                if inline is not None:
+                    # Run our own first task here instead of queueing it: one hop less.
+                    return self._pending(
+                        step, inline, before=[a for a in actions if a is not inline]
+                    )
+        self._send(step, actions, None, None)
+        return None
+
+    def complete(self, pending: Pending, result: GrainResult, wrote: str | None) -> None:
+        """Go on with the event of ``pending`` now that its task gave ``result`` (the
+        instance's, or the explained failure of one that died), ``wrote`` being what the
+        grain wrote to the global data layer."""
+        step, token = pending.step, pending.call.token
+        with history.recording(step.recorder):
+            if step.trace is not None:
+                step.trace.ended()
+            if result.ok:
+                actions = step.engine.task_succeeded(token, result.output, result.next_grains)
+            else:
+                if result.traceback:
+                    print(
+                        f"execution={step.message.execution_id} grain={self._grain.name} "
+                        f"error={result.error}\n{result.traceback}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                actions = step.engine.task_failed(
+                    token, result.error or "States.TaskFailed", result.cause or ""
+                )
+        self._send(step, pending.before + actions, result, wrote)
+
+    def fail_event(self, raw: bytes, result: GrainResult) -> None:
+        """End the execution of an event that could not be handled (it did not decode, or
+        its step raised) with ``result``'s failure."""
+        message = decode(raw)
+        step = Step(raw, message, self._engine(message), self._recorder(), None)
+        error = result.error or "States.Runtime"
+        with history.recording(step.recorder):
+            history.emit_execution(
+                "ExecutionFailed", message.execution_id, error=error, cause=result.cause or ""
+            )
+        self._send(step, [Failed(error, result.cause or "")], None, None)
+
+    def drop(self, raw: bytes) -> None:
+        """End an event of a stopped execution (decision 0018) without handling it: only its
+        FINISHED copy goes out, so no host replays it and nothing follows from it."""
+        message = decode(raw)
+        out = Outbox()
+        self._finished(message, out, None)
+        out.send(self._client, keys.agent_key(self._config.host_id))
+
+    # -- in an instance ------------------------------------------------------------------
+
+    def run_task(self, task: bytes) -> tuple[GrainResult, str | None]:
+        """Run the grain on the task of a TASK frame (built by :meth:`begin`); returns its
+        result and what it wrote to the global data layer (the ``sand-data`` header)."""
+        doc = json.loads(task)
+        invocation = Invocation(
+            app_name=self._config.app,
+            grain_name=self._grain.name,
+            execution_id=doc["execution_id"],
+            input=doc["input"],
+            timeout_s=doc["timeout_s"],
+            payload_limit_bytes=self._grain.app.limits.payload_bytes,
+            potential_next=frozenset(doc["potential_next"]),
+            state=doc["context"],
+        )
+        self._global.take()  # a reused instance: the notes of the previous task were sent
+        with tagged_output(invocation.execution_id, self._grain.name):
+            result = invoke(self._grain.handler, invocation, self._stores)
+        written = self._global.take()
+        return result, header_value(written) if written else None
+
+    # -- the steps -----------------------------------------------------------------------
+
+    def _pending(self, step: Step, call: TaskCall, *, before: list[Action]) -> Pending:
+        """The task ``call`` of this grain, to run in an instance (recorded as started)."""
+        limits = self._grain.app.limits
+        timeout_s = min(call.timeout_s or limits.timeout_s, limits.timeout_s)
+        state = step.engine.wf.states.get(self._grain.name)
+        potential_next = state.potential_next if isinstance(state, GrainState) else ()
+        task = {
+            "execution_id": step.message.execution_id,
+            "input": call.input,
+            "timeout_s": timeout_s,
+            "potential_next": sorted(potential_next),
+            "context": call.context,
+        }
+        if step.trace is not None:
+            step.trace.started()
+        history.emit_for_token(
+            "TaskStarted", call.token, grain=self._grain.name, attempt=step.message.attempt
+        )
+        return Pending(step, call, before, json.dumps(task).encode(), timeout_s)
+
+    def _send(
+        self, step: Step, actions: list[Action], result: GrainResult | None, wrote: str | None
+    ) -> None:
+        """Everything ``actions`` produce, the event's FINISHED copy, its metrics and its
+        history, to the local bus in one pipeline."""
+        out = Outbox()
+        with history.recording(step.recorder):
+            self._dispatch(step, actions, out)
+        self._finished(step.message, out, wrote)
+        self._metrics.record(out.later, result)
+        self._history(step, out)
+        out.send(self._client, keys.agent_key(self._config.host_id))
 
     def _recorder(self) -> history.Recorder | None:
         """Where this step's history goes; None when the app records none (decision 0018)."""
         if not self._grain.app.history:
             return None
         return history.Recorder(host=self._config.host_id, pid=os.getpid())
-
-    def _handle(
-        self,
-        message: EventMessage,
-        on_task: Callable[[str, float], None],
-        recorder: history.Recorder | None,
-    ) -> GrainResult | None:
-        self._global.take()  # a reused instance: the notes of the previous event are sent
-        self._trace = Trace.from_headers(
-            message.headers,
-            self._grain.name,
-            EventKind._VALUES_TO_NAMES.get(message.kind, "?"),
-            message.created_ms,
-        )
-        engine = self._engine(message)
-        out = Outbox()
-        result: GrainResult | None = None
-        restart = self._lost_fan_out(engine, message)
-        if restart is not None:
-            actions = restart
-        elif message.kind == EventKind.TASK:
-            call = TaskCall(
-                grain=message.target_grain,
-                input=payload_of(message),
-                token=message.token,
-                timeout_s=_float((message.headers or {}).get(TIMEOUT_HEADER)),
-                context=json.loads((message.headers or {}).get(CONTEXT_HEADER) or "{}"),
-            )
-            actions, result = self._run(engine, call, message, on_task)
-        else:
-            if message.kind == EventKind.INVOKE:
-                actions = self._start(engine, message)
-            elif message.kind == EventKind.TIMER:
-                actions = engine.timer_fired(message.token)
-            else:
-                raise ValueError(f"a grain queue cannot take an event of kind {message.kind}")
-            inline = next(
-                (a for a in actions if isinstance(a, TaskCall) and a.grain == self._grain.name),
-                None,
-            )
-            if inline is not None:
-                # Run our own first task here instead of queueing it: one hop less.
-                rest = [a for a in actions if a is not inline]
-                actions, result = self._run(engine, inline, message, on_task)
-                actions = rest + actions
-        self._dispatch(actions, message, out)
-        self._finished(message, out)
-        self._metrics.record(out.later, result)
-        self._history(recorder, message, out)
-        out.send(self._client, keys.agent_key(self._config.host_id))
-        return result
 
     def _start(self, engine: Engine, message: EventMessage) -> list[Action]:
         """Begin the execution of an INVOKE event, or run it again from the state that
@@ -221,16 +344,15 @@ class EventHandler:
         )
         return actions
 
-    def _history(
-        self, recorder: history.Recorder | None, message: EventMessage, out: Outbox
-    ) -> None:
+    def _history(self, step: Step, out: Outbox) -> None:
         """This step's history events, as one HISTORY record after everything else for the
         agent: not counted in the FINISHED copy's ``sand-produced`` (history never holds
         back a flag), sent to Kafka and Cassandra by the agent off the path."""
+        recorder = step.recorder
         if recorder is None or not recorder.events:
             return
         record = new_event(
-            message,
+            step.message,
             kind=EventKind.HISTORY,
             source_grain=self._grain.name,
             target_grain="",
@@ -261,12 +383,11 @@ class EventHandler:
             )
         return restart
 
-    def _finished(self, message: EventMessage, out: Outbox) -> None:
+    def _finished(self, message: EventMessage, out: Outbox, wrote: str | None) -> None:
         """The FINISHED copy of the event this instance consumed, pushed after everything it
         produced: the agent sends it to the global bus only once those are safe there. It
         carries the metadata of what the grain wrote to the global data layer (header
         ``sand-data``), which recovery compares with Cassandra."""
-        written = self._global.take()
         if not self._config.backup:
             return
         finished = EventMessage(
@@ -280,41 +401,10 @@ class EventHandler:
             target_grain=message.target_grain,
             headers={
                 HEADER_PRODUCED: str(len(out.agent)),
-                **({DATA_HEADER: header_value(written)} if written else {}),
+                **({DATA_HEADER: wrote} if wrote else {}),
             },
         )
         out.agent.append(encode(finished))
-
-    def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
-        """Report a task whose process died (timeout kill, signal, exit) to the engine."""
-        message = decode(raw)
-        engine = self._engine(message)
-        with history.recording(self._recorder()) as recorder:
-            error = result.error or "States.Runtime"
-            if token is None:
-                actions: list[Action] = [Failed(error, result.cause or "")]
-                history.emit_execution(
-                    "ExecutionFailed", message.execution_id, error=error, cause=result.cause or ""
-                )
-            else:
-                actions = engine.task_failed(
-                    token, result.error or "States.TaskFailed", result.cause or ""
-                )
-            out = Outbox()
-            self._dispatch(actions, message, out)
-        # the event was handled: its failure went through the workflow (Retry, Catch, or the end)
-        self._finished(message, out)
-        self._history(recorder, message, out)
-        out.send(self._client, keys.agent_key(self._config.host_id))
-
-    def drop(self, raw: bytes) -> None:
-        """End an event of a stopped execution (decision 0018) without handling it: only its
-        FINISHED copy goes out, so no host replays it and nothing follows from it."""
-        message = decode(raw)
-        self._global.take()
-        out = Outbox()
-        self._finished(message, out)
-        out.send(self._client, keys.agent_key(self._config.host_id))
 
     def _stopped(self, execution_id: str) -> bool:
         """Whether the execution was stopped on request (exact: asked of Redis). Made once
@@ -333,51 +423,8 @@ class EventHandler:
             raise ValueError(f"app '{self._config.app}' has no workflow '{message.workflow}'")
         return engine
 
-    def _run(
-        self,
-        engine: Engine,
-        call: TaskCall,
-        message: EventMessage,
-        on_task: Callable[[str, float], None],
-    ) -> tuple[list[Action], GrainResult]:
-        limits = self._grain.app.limits
-        timeout_s = min(call.timeout_s or limits.timeout_s, limits.timeout_s)
-        on_task(call.token, timeout_s)
-        state = engine.wf.states.get(self._grain.name)
-        invocation = Invocation(
-            app_name=self._config.app,
-            grain_name=self._grain.name,
-            execution_id=message.execution_id,
-            input=call.input,
-            timeout_s=timeout_s,
-            payload_limit_bytes=limits.payload_bytes,
-            potential_next=frozenset(state.potential_next if isinstance(state, GrainState) else ()),
-            state=call.context,
-        )
-        if self._trace is not None:
-            self._trace.started()
-        history.emit_for_token(
-            "TaskStarted", call.token, grain=self._grain.name, attempt=message.attempt
-        )
-        with tagged_output(message.execution_id, self._grain.name):
-            result = invoke(self._grain.handler, invocation, self._stores)
-        if self._trace is not None:
-            self._trace.ended()
-        if result.ok:
-            return engine.task_succeeded(call.token, result.output, result.next_grains), result
-        if result.traceback:
-            print(
-                f"execution={message.execution_id} grain={self._grain.name} "
-                f"error={result.error}\n{result.traceback}",
-                file=sys.stderr,
-                flush=True,
-            )
-        actions = engine.task_failed(
-            call.token, result.error or "States.TaskFailed", result.cause or ""
-        )
-        return actions, result
-
-    def _dispatch(self, actions: list[Action], source: EventMessage, out: Outbox) -> None:
+    def _dispatch(self, step: Step, actions: list[Action], out: Outbox) -> None:
+        source = step.message
         for action in actions:
             if isinstance(action, TaskCall):
                 event = new_event(
@@ -391,7 +438,7 @@ class EventHandler:
                     headers={
                         CONTEXT_HEADER: json.dumps(action.context),
                         TIMEOUT_HEADER: "" if action.timeout_s is None else str(action.timeout_s),
-                        **(self._trace.headers() if self._trace is not None else {}),
+                        **(step.trace.headers() if step.trace is not None else {}),
                     },
                 )
                 encoded = encode(event)
@@ -424,13 +471,14 @@ class EventHandler:
                     timer.flag = EventFlag.PROCESSING
                     out.agent.append(encode(timer))
             else:
-                self._finish(action, source, out)
+                self._finish(step, action, out)
 
-    def _finish(self, action: Finished | Failed, source: EventMessage, out: Outbox) -> None:
+    def _finish(self, step: Step, action: Finished | Failed, out: Outbox) -> None:
+        source = step.message
         if self._stopped(source.execution_id):
             history.retract_end()
             return  # the stop wrote the execution's end (ABORTED)
-        trace = self._trace.document() if self._trace is not None else None
+        trace = step.trace.document() if step.trace is not None else None
         common = {
             "execution_id": source.execution_id,
             "app": source.app,

@@ -1,23 +1,24 @@
-"""The grain worker: one per grain; forks one instance per event, ahead of the event.
+"""The grain worker: one per grain; runs each event's task in a fresh instance, forked ahead.
 
 (Or, when the app opts in with ``events_per_instance: N`` for the grain, one
-instance per N events in sequence: the reuse mode, decision 0010.)
+instance per N tasks in sequence: the reuse mode, decision 0010.)
 
-The parent imports the grain once and keeps ``prefork`` children forked *before*
-events arrive, each blocked on the grain's queue with its own connection
-(DESIGN.md: forking after the event costs ~6 ms here, mostly copy-on-write
-faults; a child forked ahead takes the event at the cost of a plain consumer).
-A child that takes an event tells the parent at once (a TOOK frame), and the
-parent forks its replacement, up to ``max_concurrency`` instances in flight;
-beyond that events wait in the queue. Every event still gets a fresh process,
-which exits after it.
+The worker takes the grain's events from its queue itself (one BRPOP in flight on a
+connection of its own, answered inside the monitoring loop's ``select``), steps the
+workflow up to the grain's task and hands that task to an instance, then finishes the
+step with the instance's result and sends what it produced (decision 0029). An instance
+runs only the grain: the bus, the engine, the history and the metrics stay in the
+warm worker, so a fresh process touches (and copies) as few pages as possible. It
+keeps ``prefork`` children forked *before* tasks arrive, idle on their task pipe, and
+forks their replacements once busy ones are done, up to ``max_concurrency`` instances
+in flight; beyond that events wait in the queue. Every task still gets a fresh
+process, which exits after it.
 
 The fork model is :mod:`sand.grain`'s: a :class:`~sand.grain.pool.Pool` forks
 the children (own process group, default signals, tied to the worker's life)
 and runs the monitoring loop — it kills an instance's process group after its
-task deadline (from the child's TASK frame) plus grace, and explains every
-abnormal end. This module reports such an end as a failed task, so no event
-that was taken is lost silently.
+task deadline plus grace, and explains every abnormal end. This module reports
+such an end as a failed task, so no event that was taken is lost silently.
 """
 
 from __future__ import annotations
@@ -29,34 +30,34 @@ import signal
 import sys
 import time
 import traceback
+from collections import deque
 from collections.abc import Callable
-from typing import cast
 
 from sand import keys
 from sand.contracts import READY_TTL_S
-from sand.grain.channel import Channel, ParentGone
+from sand.grain.channel import Channel
 from sand.grain.child import ChildSetup
 from sand.grain.limits import MemoryWatch
-from sand.grain.pool import Ended, Pool
+from sand.grain.pool import Child, Ended, Pool
 from sand.grain.result import GrainError, GrainResult
-from sand.localbus import LocalBus
+from sand.localbus import BusError, LocalBus
 
 from sand_worker.aborts import REFRESH_S, AbortedExecutions
 from sand_worker.bus import connect, decode, warm_up
 from sand_worker.config import WorkerConfig
-from sand_worker.instance import EventHandler, Grain
+from sand_worker.instance import EventHandler, Grain, Pending
 from sand_worker.metrics import GrainMetrics
 
-# While an idle child remains, the worker waits this long after an event was taken
+# While an idle child remains, the worker waits this long after a task was assigned
 # before it forks a replacement, unless the busy instances finish first.
 REFILL_DELAY_S = 0.05
-# An idle child wakes this often to notice that its parent is gone.
-BRPOP_TIMEOUT_S = 5
-# How much longer than one BRPOP timeout a reused instance may stay idle before it is
-# killed. Generous: a legitimate instance killed just as it popped an event (before its
-# TOOK frame is read) would lose that event, so only one stalled for longer than this
-# after its DONE could be hit.
-IDLE_SLACK_S = 10.0
+# The worker's BRPOP on the grain's queue: at a stop, an event it popped meanwhile is
+# handed back, so a stop waits for at most this.
+TAKE_TIMEOUT_S = 1
+# After a failed BRPOP (Redis away), the next try.
+TAKE_RETRY_S = 0.5
+# A reused instance left without a task this long after its last one is retired.
+IDLE_LIMIT_S = 5.0
 # An instance's oom_score_adj (-1000..1000, 0 the default): at the sandbox's memory limit
 # the kernel kills instances before the worker or the sandbox's main process (decision 0022).
 INSTANCE_OOM_SCORE_ADJ = 500
@@ -82,24 +83,25 @@ class GrainWorker:
         self._metrics = GrainMetrics(config.app, grain.name)
         # made before any fork: every instance sees the worker's latest view (decision 0018)
         self._aborted = AbortedExecutions(config.app)
+        self._taker: LocalBus | None = None  # the connection of the worker's BRPOP
+        self._waiting: deque[Pending] = deque()  # tasks no instance could take yet
+        self._assigned: dict[int, Pending] = {}  # by instance pid
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
         signal.signal(signal.SIGINT, self._on_term)
         client = connect(self._config)
+        taker = self._taker = connect(self._config)
         # Built once here and inherited by every child: workflow engines, stores and the
-        # client (redis-py's pool opens a fresh connection in a forked child).
-        reporter = EventHandler(self._grain, self._config, client)
-        self._handler = reporter
+        # client (a forked child opens a connection of its own if its grain uses data).
+        handler = self._handler = EventHandler(self._grain, self._config, client)
         pool = Pool(
             grace_s=self._config.grace_s,
             setup=ChildSetup(die_with_parent=True, oom_score_adj=INSTANCE_OOM_SCORE_ADJ),
             clock=self._clock,
-            # no task runs longer than the app allows, whatever a grain writes to its pipe
+            # no task runs longer than the app allows
             max_timeout_s=self._grain.app.limits.timeout_s,
-            # a reused instance retires after one empty BRPOP; one still there well after
-            # that is not waiting for events (a grain that forged DONE): killed
-            idle_limit_s=BRPOP_TIMEOUT_S + IDLE_SLACK_S + self._config.grace_s,
+            idle_limit_s=IDLE_LIMIT_S,
             memory=MemoryWatch.find(),
         )
         warm_up()
@@ -107,8 +109,8 @@ class GrainWorker:
         # (and copying) their pages in every child.
         gc.collect()
         gc.freeze()
-        ready_at = 0.0
-        aborts_at = 0.0
+        ready_at = aborts_at = take_at = 0.0
+        taking: int | None = None  # the taker's fd while its BRPOP is in flight
         _log(
             self._grain.name,
             "worker ready",
@@ -118,6 +120,7 @@ class GrainWorker:
         )
         wake_fd = _signal_wake_fd()
         while not self._stopping:
+            self._assign_waiting(handler, pool)
             refill_at = self._fill_pool(pool)
             now = self._clock()
             if now >= ready_at:
@@ -129,32 +132,142 @@ class GrainWorker:
             if now >= aborts_at:
                 self._stop_aborted(client, pool)
                 aborts_at = now + REFRESH_S
-            # Sleep until the next thing due (a child's frame or exit, a signal and the pool's
-            # own deadlines end the wait sooner): an idle worker does not tick.
-            due = min(ready_at, aborts_at, refill_at) - self._clock()
-            for ended in pool.wait(max(0.0, due), wake_fd=wake_fd):
-                self._report(reporter, ended)
-        for ended in pool.stop(within_s=SHUTDOWN_S):
-            self._report(reporter, ended)
+            if taking is None and now >= take_at and self._has_room(pool):
+                try:
+                    taking = taker.send("BRPOP", self._queue, TAKE_TIMEOUT_S)
+                except BusError as exc:
+                    _log(self._grain.name, "cannot take events", error=str(exc))
+                    take_at = now + TAKE_RETRY_S
+            # Sleep until the next thing due (an event, a child's frame or exit, a signal
+            # and the pool's own deadlines end the wait sooner): an idle worker does not tick.
+            due = min(ready_at, aborts_at, refill_at, math.inf if taking else take_at)
+            turn = pool.turn(
+                max(0.0, due - self._clock()),
+                wake_fd=wake_fd,
+                fds=() if taking is None else (taking,),
+            )
+            self._after_turn(handler, pool, turn.delivered, turn.ended)
+            if taking is not None and taking in turn.ready:
+                taking = None
+                raw = self._taken(taker)
+                if raw is not None:
+                    self._take(handler, pool, raw)
+        self._shut_down(handler, pool, taking)
 
     def _on_term(self, signum: int, frame: object) -> None:
         self._stopping = True
+
+    # -- events ------------------------------------------------------------------------
+
+    def _has_room(self, pool: Pool) -> bool:
+        """Whether another task could run now (busy instances and waiting tasks below the
+        grain's concurrency): else events wait in the queue."""
+        busy = sum(1 for c in pool.children if c.busy)
+        return busy + len(self._waiting) < self._config.max_concurrency
+
+    def _taken(self, taker: LocalBus) -> bytes | None:
+        """The event the BRPOP in flight popped (its reply is there), or None."""
+        try:
+            item = taker.receive()
+        except BusError as exc:
+            _log(self._grain.name, "cannot take events", error=str(exc))
+            return None
+        return None if item is None else bytes(item[1])
+
+    def _take(self, handler: EventHandler, pool: Pool, raw: bytes) -> None:
+        """Handle event ``raw`` up to its task, and give that to an instance."""
+        if self._of_stopped(raw):
+            self._guarded(handler.drop, raw)  # its execution was stopped: it ends here
+            return
+        try:
+            pending = handler.begin(raw)
+        except Exception as exc:  # a bug or an undecodable event: its execution fails
+            traceback.print_exc()
+            failure = GrainResult.failure(
+                GrainError.RUNTIME,
+                f"grain worker '{self._grain.name}' could not handle an event of this "
+                f"execution: {type(exc).__name__}: {exc}",
+            )
+            self._guarded(handler.fail_event, raw, failure)
+            return
+        if pending is not None:
+            self._waiting.append(pending)
+            self._assign_waiting(handler, pool)
+
+    def _assign_waiting(self, handler: EventHandler, pool: Pool) -> None:
+        """Give waiting tasks to idle instances, forking one when none is idle."""
+        while self._waiting:
+            pending = self._waiting[0]
+            if self._of_stopped(pending.raw):
+                self._waiting.popleft()
+                self._guarded(handler.drop, pending.raw)
+                continue
+            child = self._idle_child(pool, fresh=pool.needs_fresh(pending.task))
+            if child is None:
+                if len(pool.children) >= self._config.max_concurrency:
+                    return  # the next instance to finish takes it
+                try:
+                    child = pool.fork(self._serve, grain=self._grain.name, tasks=True)
+                except OSError as exc:
+                    # The sandbox's pids limit (a grain's fork bomb, until its deadline kills
+                    # its process group): the task waits for an instance.
+                    _log(self._grain.name, "cannot fork an instance", error=str(exc))
+                    return
+            if pool.assign(
+                child,
+                pending.task,
+                taken=pending.raw,
+                token=pending.call.token,
+                timeout_s=pending.timeout_s,
+            ):
+                self._assigned[child.pid] = self._waiting.popleft()
+
+    def _idle_child(self, pool: Pool, *, fresh: bool) -> Child | None:
+        """An idle instance (one that has run no task yet when ``fresh``), oldest first."""
+        for child in pool.children:
+            idle = child.tasks_fd is not None and not (child.busy or child.killed or child.eof)
+            if idle and not (fresh and child.served):
+                return child
+        return None
+
+    def _after_turn(
+        self, handler: EventHandler, pool: Pool, delivered: list[Child], ended: list[Ended]
+    ) -> None:
+        for child in delivered:
+            if child.served >= self._grain.events_per_instance or (
+                child.result is not None and child.result.error == GrainError.TIMEOUT
+            ):
+                # it exits after this result (_serve): no task may be given to it meanwhile
+                pool.retire(child)
+            pending = self._assigned.pop(child.pid, None)
+            if pending is not None and child.result is not None:
+                self._guarded(handler.complete, pending, child.result, child.wrote)
+        for end in ended:
+            self._report(handler, end)
+
+    def _guarded(self, call: Callable[..., None], *args: object) -> None:
+        """Run a step of an event; one that raises (Redis away) is logged, and the event is
+        left to the global bus's replay of its backup."""
+        try:
+            call(*args)
+        except Exception:  # a background loop logs and keeps going
+            traceback.print_exc()
 
     def _fill_pool(self, pool: Pool) -> float:
         """Fork children up to ``prefork`` idle ones; returns when to try again (the pool
         clock; infinity when nothing waits to be forked)."""
         children = pool.children
-        idle = sum(1 for c in children if c.taken is None)
+        idle = sum(1 for c in children if not c.busy and c.tasks_fd is not None)
         busy = len(children) - idle
         last_take = max((c.taken_at for c in children if c.taken_at is not None), default=0.0)
         if idle >= 1 and busy and self._clock() - last_take < REFILL_DELAY_S:
             # A fork and the new child's set-up cost a few ms of CPU: on a 2-core host they
-            # would compete with the instance that just took an event. While an idle child
+            # would compete with the instance that just took a task. While an idle child
             # is still waiting, refill once the busy ones are done (or after a short delay).
             return last_take + REFILL_DELAY_S
         while idle < self._config.prefork and len(children) < self._config.max_concurrency:
             try:
-                pool.fork(self._serve, grain=self._grain.name)
+                pool.fork(self._serve, grain=self._grain.name, tasks=True)
             except OSError as exc:
                 # The sandbox's pids limit is reached (a grain's fork bomb, until its deadline
                 # kills its process group): serve with the children there are, fork again soon.
@@ -191,33 +304,21 @@ class GrainWorker:
         is decoded only while some execution of the app is stopped)."""
         return self._aborted.any() and self._aborted.contains(decode(raw).execution_id)
 
-    def _report(self, reporter: EventHandler, ended: Ended) -> None:
-        """Fail the task of an instance that took an event and did not end clean."""
+    def _report(self, handler: EventHandler, ended: Ended) -> None:
+        """Fail the task of an instance that ended without delivering its result."""
         child = ended.child
-        if ended.clean or child.taken is None:
-            return
-        if self._of_stopped(child.taken):
+        pending = self._assigned.pop(child.pid, None)
+        if pending is None:
+            return  # idle, retired, or its result was delivered
+        if self._of_stopped(pending.raw):
             # killed because its execution was stopped: nothing of it goes on
-            try:
-                reporter.drop(child.taken)
-            except Exception:  # a background loop logs and keeps going
-                traceback.print_exc()
+            self._guarded(handler.drop, pending.raw)
             return
         result = ended.outcome()
-        if self._stopping and _terminated(ended.status) and child.result is None:
+        if self._stopping and _terminated(ended.status):
             # the platform stopped the sandbox (SIGTERM to the worker, passed on to busy
             # instances): not the grain's failure, and the user must be told what it was
-            result = GrainResult.failure(
-                GrainError.RUNTIME,
-                f"the sandbox of application '{self._config.app}' was stopped (a redeploy, an "
-                f"undeploy or the host's shutdown) while grain '{self._grain.name}' ran this task",
-            )
-        elif child.token is None:
-            result = GrainResult.failure(
-                GrainError.RUNTIME,
-                f"the instance of grain '{self._grain.name}' failed before running its task "
-                f"({result.cause})",
-            )
+            result = _stopped_failure(self._config.app, self._grain.name)
         _log(
             self._grain.name,
             "instance failed",
@@ -225,69 +326,53 @@ class GrainWorker:
             error=result.error,
             cause=result.cause,
         )
-        try:
-            reporter.fail_task(child.taken, child.token, result)
-            self._metrics.lost(reporter.client, result, timed_out=child.timed_out)
-        except Exception:  # a background loop logs and keeps going
-            traceback.print_exc()
+        self._guarded(handler.complete, pending, result, child.wrote)
+        timed_out = child.timed_out
+        self._guarded(lambda: self._metrics.lost(handler.client, result, timed_out=timed_out))
+
+    def _shut_down(self, handler: EventHandler, pool: Pool, taking: int | None) -> None:
+        """SIGTERM busy instances (they may still finish) and wait for them; hand an event
+        popped meanwhile back to the queue; fail the tasks no instance took."""
+        pool.terminate()
+        give_up = self._clock() + SHUTDOWN_S
+        while (pool.children or taking is not None) and (now := self._clock()) < give_up:
+            turn = pool.turn(min(0.05, give_up - now), fds=() if taking is None else (taking,))
+            self._after_turn(handler, pool, turn.delivered, turn.ended)
+            if taking is not None and taking in turn.ready:
+                taking = None
+                raw = self._taken(self._taker) if self._taker is not None else None
+                if raw is not None:
+                    # the front of the queue (BRPOP takes from the right): the next worker's
+                    self._guarded(handler.client.rpush, self._queue, raw)
+        for end in pool.kill_all():
+            self._report(handler, end)
+        while self._waiting:
+            pending = self._waiting.popleft()
+            failure = _stopped_failure(self._config.app, self._grain.name)
+            self._guarded(handler.complete, pending, failure, None)
 
     # -- in the child ----------------------------------------------------------------
 
     def _serve(self, channel: Channel) -> None:
-        """The work of one instance: take events from the queue and handle them, one at a
-        time, up to the grain's ``events_per_instance`` (1 unless the app opts in to reuse).
-
-        A reused instance tells the parent after each event that it is idle again (DONE),
-        and retires early, so that the next event gets a fresh process, when its grain
-        timed out (the interrupted code may have left the process in any state) or when
-        it waited a whole BRPOP timeout for an event (idle instances give memory back;
-        the parent keeps ``prefork`` fresh ones waiting).
-        """
+        """The work of one instance: run the tasks the worker assigns, one at a time, up
+        to the grain's ``events_per_instance`` (1 unless the app opts in to reuse), and
+        deliver each result. A reused instance retires early, so that the next task gets a
+        fresh process, when its grain timed out (the interrupted code may have left the
+        process in any state)."""
         handler = self._handler
         assert handler is not None
-        client = handler.client
-        # Open this child's connection (and log in) now, while no event waits. (Pre-
-        # touching the codec's pages here as well cost 4 ms of CPU per child on this
-        # kind of VM, more than it saved on the critical path; measured, then dropped.)
-        client.ping()
-        limit = self._grain.events_per_instance
-        for served in range(limit):
-            raw = self._take(client, channel, retire_when_idle=served > 0)
-            if raw is None:
+        # The worker's connections are the worker's: a grain must not read its replies.
+        for bus in (handler.client, self._taker):
+            if bus is not None:
+                bus.close_inherited()
+        for _ in range(self._grain.events_per_instance):
+            task = channel.next_task()
+            if task is None:
+                return  # retired, or the worker is gone
+            result, wrote = handler.run_task(task)
+            channel.deliver(result, wrote)
+            if result.error == GrainError.TIMEOUT:
                 return
-            if self._of_stopped(raw):
-                handler.drop(raw)  # its execution was stopped: the event ends here
-                if served + 1 < limit:
-                    channel.done()
-                continue
-            result = handler.handle(raw, on_task=channel.task_started)
-            if result is not None and result.error == GrainError.TIMEOUT:
-                return
-            if served + 1 < limit:
-                channel.done()
-
-    def _take(self, client: LocalBus, channel: Channel, *, retire_when_idle: bool) -> bytes | None:
-        """Block on the queue for one event and report it to the parent (TOOK); None when
-        ``retire_when_idle`` and no event came within one BRPOP timeout."""
-        while True:
-            item = cast(
-                "tuple[bytes, bytes] | None", client.brpop([self._queue], timeout=BRPOP_TIMEOUT_S)
-            )
-            if item is not None:
-                break
-            if channel.parent_gone():
-                raise ParentGone("the worker exited while this instance was idle")
-            if retire_when_idle:
-                return None
-        raw = item[1]
-        try:
-            channel.took(raw)
-        except ParentGone:
-            # The worker died between our BRPOP and now: hand the event back to the
-            # front of the queue (BRPOP takes from the right) for the next instance.
-            client.rpush(self._queue, raw)
-            raise
-        return raw
 
 
 def _signal_wake_fd() -> int:
@@ -303,6 +388,14 @@ def _signal_wake_fd() -> int:
 def _terminated(status: int) -> bool:
     """Whether a ``waitpid`` status says the process died of SIGTERM."""
     return os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+
+
+def _stopped_failure(app: str, grain: str) -> GrainResult:
+    return GrainResult.failure(
+        GrainError.RUNTIME,
+        f"the sandbox of application '{app}' was stopped (a redeploy, an undeploy or the "
+        f"host's shutdown) while grain '{grain}' ran this task",
+    )
 
 
 def _log(grain: str, message: str, **fields: object) -> None:

@@ -143,6 +143,41 @@ class LocalBus(_Commands):
             if cursor == b"0":
                 return
 
+    def send(self, *args: Any) -> int:
+        """Send one command without waiting for its reply; returns the connection's file
+        descriptor, readable once the reply is there (:meth:`receive` it then, before any
+        other command on this client)."""
+        sock = self._connection()
+        try:
+            sock.sendall(hiredis.pack_command(args))
+        except OSError as exc:
+            self.close()
+            raise BusUnreachable(f"redis at {self._path}: {exc}") from exc
+        return sock.fileno()
+
+    def receive(self) -> Any:
+        """The reply of the command :meth:`send` sent (blocks until it is whole)."""
+        if self._sock is None or self._pid != os.getpid():
+            raise BusUnreachable(f"redis at {self._path}: no command was sent on this client")
+        try:
+            (reply,) = self._read(self._sock, 1)
+        except OSError as exc:
+            self.close()
+            raise BusUnreachable(f"redis at {self._path}: {exc}") from exc
+        except BusUnreachable:
+            self.close()
+            raise
+        if isinstance(reply, ReplyError):
+            raise reply
+        return reply
+
+    def close_inherited(self) -> None:
+        """In a forked child: close the parent's connection this client holds (the
+        parent's stays open), so that nothing in the child can use it."""
+        if self._sock is not None and self._pid != os.getpid():
+            self._sock.close()
+            self._sock = None
+
     def close(self) -> None:
         """Closes this process's connection (a parent's is left alone in a child)."""
         if self._sock is not None and self._pid == os.getpid():

@@ -56,8 +56,6 @@ def test_find_noLimit_isNone(tmp_path: Path) -> None:
 
 def _killed_after_oom(counter: Path) -> Callable[[Channel], None]:
     def work(channel: Channel) -> None:
-        channel.took(b"event")
-        channel.task_started("token-1", 5.0)
         counter.write_text("oom_kill 1\n")  # the kernel counts the kill it is about to do
         os.kill(os.getpid(), signal.SIGKILL)
 

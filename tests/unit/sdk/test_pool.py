@@ -1,7 +1,7 @@
 """The fork model's two ends: child_main in a forked child, Pool's monitoring loop in the parent.
 
-These are the paths a grain worker takes: children forked ahead of their work,
-which report what they took (TOOK) and when their deadline starts (TASK).
+These are the paths a grain worker takes: children forked ahead of their work, idle on
+their task pipe until the parent assigns them a task, whose result ends it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import pytest
 from sand.grain.channel import Channel, ParentGone
 from sand.grain.child import ChildSetup
 from sand.grain.exits import ExitCode
-from sand.grain.pool import SWEEP_S, UNTASKED_LIMIT_S, Child, Pool
+from sand.grain.pool import SWEEP_S, Child, Pool
+from sand.grain.result import GrainResult
 
 from tests.unit.sdk.forking import gone, until_ended
 
@@ -31,54 +32,78 @@ class FakeClock:
         return self.now
 
 
+def serve_tasks(channel: Channel) -> None:
+    """A task server as a grain worker's instance is: runs each task it is assigned (its
+    body names what to do) and delivers the result, until its task pipe closes."""
+    while (task := channel.next_task()) is not None:
+        if task == b"segfault":
+            faulthandler.disable()  # pytest enables it; its dump would only be noise here
+            os.kill(os.getpid(), signal.SIGSEGV)
+        if task == b"hang":
+            time.sleep(30)
+        if task == b"forge":
+            # a grain that writes frames of its own: an extra result, then it hangs
+            channel.deliver(GrainResult(output="forged"))
+            channel.deliver(GrainResult(output="forged again"))
+            time.sleep(30)
+        pgid = os.getpgid(0)
+        channel.deliver(GrainResult(output={"task": task.decode(), "pgid": pgid}), wrote="w")
+
+
+def until_delivered(pool: Pool) -> list[Child]:
+    while not (turn := pool.turn(0.05)).delivered:
+        assert turn.ended == []
+    return turn.delivered
+
+
 @pytest.mark.timeout(10)
-def test_fork_preforkedChild_idleUntilItTakesWork_thenReportsTookAndTask() -> None:
-    """A child forked before its work is idle; it reports what it took and its task, and exits
-    clean in a process group of its own."""
-    queue_r, queue_w = os.pipe()  # stands for the grain's queue
+def test_assign_idleChildRunsTasksInSequence_deliveringEachResult() -> None:
+    """A child forked to serve tasks is idle (no deadline) until a task is assigned; its
+    result ends the task, and it takes the next one; closing its pipe retires it clean."""
     pool = Pool(grace_s=0.3)
-
-    def work(channel: Channel) -> None:
-        with os.fdopen(queue_r, "rb") as queue:
-            event = queue.readline()
-        channel.took(json.dumps({"event": event.decode(), "pgid": os.getpgid(0)}).encode())
-        channel.task_started("token-1", 5.0)
-
-    child = pool.fork(work, grain="g")
-    os.close(queue_r)
+    child = pool.fork(serve_tasks, grain="g", tasks=True)
     assert pool.wait(0.05) == []
     assert not child.busy and child.kill_at is None
-    os.write(queue_w, b"event-1\n")
-    os.close(queue_w)
+    for n in (1, 2):
+        assert pool.assign(child, f"task-{n}".encode(), taken=b"event", token="t", timeout_s=5)
+        assert child.busy and child.taken == b"event" and child.token == "t"
+        assert until_delivered(pool) == [child]
+        assert child.result is not None
+        assert child.result.output == {"task": f"task-{n}", "pgid": child.pid}
+        assert child.wrote == "w" and child.served == n
+        assert not child.busy and child.kill_at is None
+    pool.retire(child)
     (ended,) = until_ended(pool)
     assert ended.child is child and ended.clean
-    assert json.loads(child.taken or b"") == {"event": "event-1\n", "pgid": child.pid}
-    assert child.token == "token-1" and child.timeout_s == 5.0
-    assert child.kill_at is not None and child.busy
     assert not pool.children
 
 
-def fork_task_started(pool: Pool, grain: str, timeout_s: float) -> Child:
-    """Fork a child that starts a task of ``timeout_s`` and then sleeps; return it once the
-    pool has read its TASK frame."""
+@pytest.mark.timeout(10)
+def test_assign_busyOrUntaskedChild_isRefused() -> None:
+    """A task goes only to an idle child forked to serve tasks."""
+    pool = Pool(grace_s=0.3)
+    plain = pool.fork(lambda channel: time.sleep(30), grain="g")
+    server = pool.fork(serve_tasks, grain="g", tasks=True)
+    assert not pool.assign(plain, b"x", taken=b"e", token="t", timeout_s=5)
+    assert pool.assign(server, b"hang", taken=b"e", token="t", timeout_s=5)
+    assert not pool.assign(server, b"x", taken=b"e", token="t", timeout_s=5)
+    pool.kill_all()
 
-    def work(channel: Channel) -> None:
-        channel.task_started("token-1", timeout_s)
-        time.sleep(30)
 
-    child = pool.fork(work, grain=grain)
-    while child.kill_at is None:
-        assert pool.wait(0.05) == []
+def assign_hang(pool: Pool, grain: str, timeout_s: float) -> Child:
+    """Fork a task server and assign it a task that hangs with ``timeout_s``."""
+    child = pool.fork(serve_tasks, grain=grain, tasks=True)
+    assert pool.assign(child, b"hang", taken=b"event", token="token-1", timeout_s=timeout_s)
     return child
 
 
 @pytest.mark.timeout(10)
-def test_wait_deadlineFromTaskFrame_killsGroupAfterGrace() -> None:
-    """The deadline starts at the TASK frame; past it plus grace the group is killed and the
+def test_wait_deadlineFromAssignment_killsGroupAfterGrace() -> None:
+    """The deadline starts at the assignment; past it plus grace the group is killed and the
     end is States.Timeout (time comes from the injected clock)."""
     clock = FakeClock()
     pool = Pool(grace_s=1.0, clock=clock)
-    child = fork_task_started(pool, "slow", 10.0)
+    child = assign_hang(pool, "slow", 10.0)
     assert child.kill_at == pytest.approx(clock.now + 11.0)
     clock.now += 10.5
     assert pool.wait(0.05) == [] and not child.killed
@@ -94,12 +119,11 @@ def test_wait_deadlineFromTaskFrame_killsGroupAfterGrace() -> None:
 
 
 @pytest.mark.timeout(10)
-def test_wait_forgedLongTask_deadlineCappedAtMaxTimeout() -> None:
-    """A TASK frame asking for more than the pool's max_timeout_s (a grain can write to its
-    own pipe) gets the cap: the child is killed at the cap plus grace."""
+def test_assign_longTask_deadlineCappedAtMaxTimeout() -> None:
+    """A task asking for more than the pool's max_timeout_s gets the cap."""
     clock = FakeClock()
     pool = Pool(grace_s=1.0, clock=clock, max_timeout_s=2.0)
-    child = fork_task_started(pool, "forger", 1e9)
+    child = assign_hang(pool, "long", 1e9)
     assert child.timeout_s == 2.0 and child.kill_at == pytest.approx(clock.now + 3.0)
     clock.now += 3.0
     (ended,) = until_ended(pool)
@@ -107,46 +131,29 @@ def test_wait_forgedLongTask_deadlineCappedAtMaxTimeout() -> None:
 
 
 @pytest.mark.timeout(10)
-def test_wait_tookButNoTask_killedAtMaxTimeout() -> None:
-    """A child that took an event and hangs before its TASK frame (its grain never started)
-    is killed at the pool's max_timeout_s (at least UNTASKED_LIMIT_S) plus grace from its
-    TOOK, not left holding the event for ever."""
+def test_turn_forgedExtraResult_droppedAndDeadlineKept() -> None:
+    """The pipe is writable by the grain: a second result nobody asked for is dropped, so
+    the child cannot shed the deadline of a task it was not given."""
     clock = FakeClock()
-    pool = Pool(grace_s=1.0, clock=clock, max_timeout_s=2.0)
-
-    def work(channel: Channel) -> None:
-        channel.took(b"event-1")
-        time.sleep(30)
-
-    child = pool.fork(work, grain="stuck")
-    while child.taken is None:
-        assert pool.wait(0.05) == []
-    assert child.token is None
-    assert child.kill_at == pytest.approx(clock.now + UNTASKED_LIMIT_S + 1.0)
-    clock.now += UNTASKED_LIMIT_S + 0.5
-    assert pool.wait(0.05) == [] and not child.killed
-    clock.now += 0.5
-    (ended,) = until_ended(pool)
-    assert child.timed_out and not ended.clean
-    assert os.WTERMSIG(ended.status) == signal.SIGKILL
+    pool = Pool(grace_s=1.0, clock=clock, max_timeout_s=5.0)
+    child = pool.fork(serve_tasks, grain="forger", tasks=True)
+    assert pool.assign(child, b"forge", taken=b"event", token="t", timeout_s=5.0)
+    assert until_delivered(pool) == [child]
+    assert child.result is not None and child.result.output == "forged"
+    assert pool.wait(0.1) == []  # the second result is read and dropped
+    assert child.served == 1 and not child.busy
+    pool.kill_all()
 
 
 @pytest.mark.timeout(10)
-def test_wait_idleAfterDonePastIdleLimit_isKilled() -> None:
-    """A child that sent DONE is idle with no deadline; if it neither takes work nor exits
-    within idle_limit_s (a forged DONE), it is killed. Before that it is left alone."""
+def test_wait_idleAfterServingPastIdleLimit_isKilled() -> None:
+    """A child idle after serving a task is killed once idle_limit_s passed without another;
+    before that it is left alone."""
     clock = FakeClock()
     pool = Pool(grace_s=1.0, clock=clock, idle_limit_s=5.0)
-
-    def work(channel: Channel) -> None:
-        channel.took(b"event")
-        channel.task_started("token-1", 1.0)
-        channel.done()
-        time.sleep(30)
-
-    child = pool.fork(work, grain="reused")
-    while not child.served:
-        assert pool.wait(0.05) == []
+    child = pool.fork(serve_tasks, grain="reused", tasks=True)
+    assert pool.assign(child, b"task", taken=b"event", token="t", timeout_s=1.0)
+    until_delivered(pool)
     assert not child.busy and child.kill_at is None
     clock.now += 4.0
     assert pool.wait(0.05) == [] and not child.killed
@@ -156,22 +163,43 @@ def test_wait_idleAfterDonePastIdleLimit_isKilled() -> None:
     assert os.WTERMSIG(ended.status) == signal.SIGKILL
 
 
-def segfaults_after_task(channel: Channel) -> None:
-    channel.took(b"event")
-    channel.task_started("token-1", 5.0)
-    faulthandler.disable()  # pytest enables it; its dump would only be noise here
-    os.kill(os.getpid(), signal.SIGSEGV)
-
-
 @pytest.mark.timeout(10)
-def test_wait_crashAfterTask_isExplainedWithItsTask() -> None:
-    """A child that dies in its task keeps what it reported, and its end names the signal."""
+def test_wait_crashInTask_isExplainedWithItsTask() -> None:
+    """A child that dies in its task keeps what it was given, and its end names the signal."""
     pool = Pool(grace_s=0.3)
-    child = pool.fork(segfaults_after_task, grain="g")
+    child = pool.fork(serve_tasks, grain="g", tasks=True)
+    assert pool.assign(child, b"segfault", taken=b"event", token="token-1", timeout_s=5)
     (ended,) = until_ended(pool)
     assert not ended.clean
     assert (child.taken, child.token) == (b"event", "token-1")
     assert ended.outcome().cause == "grain 'g' process was killed by signal SIGSEGV (11)"
+
+
+@pytest.mark.timeout(10)
+def test_fork_childHoldsNoOtherChildsPipes() -> None:
+    """A child has neither its siblings' pipes nor the parent's ends of its own: a grain
+    cannot read another instance's frames or hand it a task."""
+    pool = Pool(grace_s=0.3)
+    first = pool.fork(serve_tasks, grain="g", tasks=True)
+
+    def pipes_held(channel: Channel) -> None:
+        inodes = []
+        for fd in range(3, 256):
+            try:
+                inodes.append(os.fstat(fd).st_ino)
+            except OSError:
+                pass
+        channel.deliver(GrainResult(output=inodes))
+
+    second = pool.fork(pipes_held, grain="g")
+    (ended,) = until_ended(pool)
+    assert ended.child is second
+    assert second.result is not None
+    held = set(second.result.output)
+    assert first.tasks_fd is not None
+    others = {os.fstat(fd).st_ino for fd in (first.fd, first.tasks_fd)}
+    assert not held & others
+    pool.kill_all()
 
 
 @pytest.mark.timeout(10)
@@ -210,15 +238,9 @@ def test_childMain_parentGone_exitsParentGone() -> None:
 def test_stop_terminatesBusyChildren_killsIdleOnes() -> None:
     """On stop, a busy child gets SIGTERM (to finish if it can), an idle one SIGKILL."""
     pool = Pool(grace_s=0.3)
-    idle = pool.fork(lambda channel: time.sleep(30), grain="g")
-
-    def busy_work(channel: Channel) -> None:
-        channel.took(b"event")
-        time.sleep(30)
-
-    busy = pool.fork(busy_work, grain="g")
-    while not busy.busy:
-        pool.wait(0.05)
+    idle = pool.fork(serve_tasks, grain="g", tasks=True)
+    busy = assign_hang(pool, "g", 30)
+    assert busy.busy and not idle.busy
     ended = {e.child.pid: e for e in pool.stop(within_s=3)}
     assert os.WTERMSIG(ended[idle.pid].status) == signal.SIGKILL
     assert os.WTERMSIG(ended[busy.pid].status) == signal.SIGTERM
@@ -271,7 +293,7 @@ def escapes_with_the_pipe(channel: Channel) -> None:
         os.setsid()
         time.sleep(5)
         os._exit(0)
-    channel.took(str(grandchild).encode())
+    channel.deliver(GrainResult(output=grandchild))
 
 
 @pytest.mark.timeout(10)
@@ -286,8 +308,8 @@ def test_wait_pipeHeldByEscapedGrandchild_childFoundBySweep() -> None:
         assert ended.clean and not child.eof
         assert time.monotonic() - started < SWEEP_S + 1.0
     finally:
-        if child.taken:
-            os.kill(int(child.taken), signal.SIGKILL)
+        if child.result is not None:
+            os.kill(child.result.output, signal.SIGKILL)
 
 
 @pytest.mark.timeout(15)

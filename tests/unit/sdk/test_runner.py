@@ -334,7 +334,11 @@ def test_run_uncaughtBadNextGrain_reportsStatesRuntime() -> None:
 def test_run_oversizeWire_killsChildAndReportsDataLimitExceeded() -> None:
     """A frame above the child's wire limit gets it killed at once: DataLimitExceeded."""
     pool = Pool(grace_s=0.3)
-    child = pool.fork(lambda channel: channel.took(b"x" * 4096), grain="g", wire_limit_bytes=1024)
+    child = pool.fork(
+        lambda channel: channel.deliver(GrainResult(output="x" * 4096)),
+        grain="g",
+        wire_limit_bytes=1024,
+    )
     ended = until_ended(pool)
     assert child.oversize and child.killed
     assert ended[0].outcome().cause == "grain 'g' sent more than 1024 bytes of result"

@@ -1,183 +1,229 @@
-"""GrainWorker on the shared fork model: its child takes one event from the queue (or up to
-``events_per_instance`` in the reuse mode), and the parent fails the task of an instance
-that did not end clean (no Redis: in-memory twins)."""
+"""GrainWorker on the shared fork model: the worker steps each event up to its task, an
+instance forked for it runs only the grain (or up to ``events_per_instance`` tasks in the
+reuse mode), and the worker goes on with the result, or fails the task of an instance that
+did not deliver one (no Redis: in-memory twins)."""
 
 from __future__ import annotations
 
-import contextlib
 import faulthandler
 import os
 import signal
-from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import cast
 
 import pytest
 from sand.app import AppSpec, GrainSpec, Limits
 from sand.grain.child import ChildSetup
-from sand.grain.pool import Ended, Pool
+from sand.grain.pool import Pool
 from sand.grain.result import GrainError, GrainResult
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
 from sand_worker.worker import GrainWorker
 
-from tests.unit.sdk.forking import until_ended
+
+@dataclass(frozen=True)
+class FakeCall:
+    token: str
 
 
-class PipeQueueClient:
-    """Stands for the Redis client: BRPOP reads one line from a pipe; at its end (the
-    writer closed it), BRPOP times out."""
-
-    def __init__(self, fd: int, writer_fd: int) -> None:
-        self._fd = fd
-        self._writer_fd = writer_fd  # the test's end: closed here, so the test's close is EOF
-        self._queue: BinaryIO | None = None
-
-    def ping(self) -> bool:
-        return True
-
-    def brpop(self, keys: list[str], timeout: int) -> list[bytes] | None:
-        if self._queue is None:
-            with contextlib.suppress(OSError):
-                os.close(self._writer_fd)
-            self._queue = os.fdopen(self._fd, "rb")
-        line = self._queue.readline()
-        return [keys[0].encode(), line.rstrip(b"\n")] if line else None
-
-    def rpush(self, key: str, value: bytes) -> None:
-        raise AssertionError("the worker is alive: nothing is handed back")
+@dataclass(frozen=True)
+class FakePending:
+    raw: bytes
+    task: bytes
+    call: FakeCall
+    timeout_s: float = 5.0
 
 
+class FakeBus:
+    """Takes the metrics' pipelines (counted, not sent)."""
+
+    def __init__(self) -> None:
+        self.pipelines = 0
+
+    def pipeline(self, transaction: bool = False) -> FakeBus:
+        self.pipelines += 1
+        return self
+
+    def hincrby(self, *args: object) -> FakeBus:
+        return self
+
+    def execute(self) -> list[object]:
+        return []
+
+    def close_inherited(self) -> None:
+        pass
+
+
+@dataclass
 class FakeEventHandler:
-    """Runs an event by its name; records the failures the parent reports."""
+    """Steps an event by its name: its task is the event itself, run in the instance."""
 
-    def __init__(self, client: PipeQueueClient) -> None:
-        self.client = client
-        self.failed: list[tuple[bytes, str | None, GrainResult]] = []
+    client: FakeBus = field(default_factory=FakeBus)
+    completed: list[tuple[bytes, GrainResult, str | None]] = field(default_factory=list)
+    failed: list[tuple[bytes, GrainResult]] = field(default_factory=list)
 
-    def handle(self, raw: bytes, on_task: Callable[[str, float], None]) -> GrainResult | None:
-        if raw == b"before-task":
+    def begin(self, raw: bytes) -> FakePending | None:
+        if raw == b"undecodable":
             raise RuntimeError("cannot decode the event")
-        on_task(f"token-{raw.decode()}", 5.0)
-        if raw == b"segfault":
+        if raw == b"no-task":
+            return None
+        return FakePending(raw, raw, FakeCall(f"token-{raw.decode()}"))
+
+    def complete(self, pending: FakePending, result: GrainResult, wrote: str | None) -> None:
+        self.completed.append((pending.raw, result, wrote))
+
+    def fail_event(self, raw: bytes, result: GrainResult) -> None:
+        self.failed.append((raw, result))
+
+    def run_task(self, task: bytes) -> tuple[GrainResult, str | None]:
+        if task == b"segfault":
             faulthandler.disable()  # pytest enables it; its dump would only be noise here
             os.kill(os.getpid(), signal.SIGSEGV)
-        if raw == b"timeout":
-            return GrainResult.failure(GrainError.TIMEOUT, "grain 'g' did not finish")
-        return GrainResult(output=None)
+        if task == b"timeout":
+            return GrainResult.failure(GrainError.TIMEOUT, "grain 'g' did not finish"), None
+        return GrainResult(output={"ran": task.decode(), "pid": os.getpid()}), "wrote"
 
-    def fail_task(self, raw: bytes, token: str | None, result: GrainResult) -> None:
-        self.failed.append((raw, token, result))
+
+class Harness:
+    """A worker with a fake handler and a real pool, driven turn by turn."""
+
+    def __init__(self, *, events_per_instance: int = 1, max_concurrency: int = 4) -> None:
+        config = WorkerConfig.from_env(
+            {
+                "SAND_APP": "app",
+                "SAND_APP_DIR": "/nonexistent",
+                "SAND_REDIS_SOCKET": "/nonexistent",
+                "SAND_MAX_CONCURRENCY": str(max_concurrency),
+            }
+        )
+        grains = {"g": GrainSpec("g", Path("/nonexistent/g.py"), events_per_instance)}
+        app = AppSpec("app", Path("/nonexistent"), grains, {}, None, Limits(), None)
+        self.worker = GrainWorker(Grain(app, "g", lambda e, c: None), config)
+        self.handler = FakeEventHandler()
+        self.worker._handler = cast(EventHandler, self.handler)  # what run() builds
+        self.pool = Pool(grace_s=0.3, setup=ChildSetup(die_with_parent=True), idle_limit_s=30)
+
+    def take(self, *events: bytes) -> None:
+        for raw in events:
+            self.worker._take(cast(EventHandler, self.handler), self.pool, raw)
+
+    def until_settled(self, count: int, within_turns: int = 100) -> None:
+        """Run turns until ``count`` events were completed or failed."""
+        handler = cast(EventHandler, self.handler)
+        for _ in range(within_turns):
+            done = len(self.handler.completed) + len(self.handler.failed)
+            if done >= count:
+                return
+            self.worker._assign_waiting(handler, self.pool)
+            turn = self.pool.turn(0.05)
+            self.worker._after_turn(handler, self.pool, turn.delivered, turn.ended)
+        raise AssertionError(f"{count} events not settled: {self.handler}")
+
+    def close(self) -> None:
+        self.pool.kill_all()
 
 
 @pytest.fixture
-def queue() -> Iterator[tuple[int, int]]:
-    read_fd, write_fd = os.pipe()
-    yield read_fd, write_fd
-    for fd in (read_fd, write_fd):
-        with contextlib.suppress(OSError):
-            os.close(fd)
-
-
-def serve(
-    events: list[bytes], queue: tuple[int, int], *, events_per_instance: int = 1
-) -> tuple[FakeEventHandler, list[Ended]]:
-    """Fork one instance the way the worker does, give it ``events`` (none: stop it while
-    idle; else close the queue after them), and report its end."""
-    config = WorkerConfig.from_env(
-        {"SAND_APP": "app", "SAND_APP_DIR": "/nonexistent", "SAND_REDIS_SOCKET": "/nonexistent"}
-    )
-    grains = {"g": GrainSpec("g", Path("/nonexistent/g.py"), events_per_instance)}
-    app = AppSpec("app", Path("/nonexistent"), grains, {}, None, Limits(), None)
-    worker = GrainWorker(Grain(app, "g", lambda e, c: None), config)
-    handler = FakeEventHandler(PipeQueueClient(*queue))
-    worker._handler = cast(EventHandler, handler)  # what run() builds before forking
-    pool = Pool(grace_s=0.3, setup=ChildSetup(die_with_parent=True))
-    child = pool.fork(worker._serve, grain="g")
-    if not events:
-        assert pool.wait(0.1) == []
-        ended = pool.stop(within_s=3)
-    else:
-        os.write(queue[1], b"".join(event + b"\n" for event in events))
-        os.close(queue[1])
-        ended = until_ended(pool)
-    assert [e.child for e in ended] == [child]
-    for end in ended:
-        worker._report(cast(EventHandler, handler), end)
-    return handler, ended
+def harness() -> Harness:
+    return Harness()
 
 
 @pytest.mark.timeout(10)
-def test_instance_handlesEventAndExitsClean_nothingReported(queue: tuple[int, int]) -> None:
-    """An instance that handled its event exits clean; the parent reports nothing."""
-    handler, (ended,) = serve([b"ok"], queue)
-    assert ended.clean and ended.child.taken == b"ok" and ended.child.token == "token-ok"
-    assert handler.failed == []
+def test_task_runsInAFreshInstance_completedWithItsResultAndWrites(harness: Harness) -> None:
+    """Each task runs in a process of its own, and the worker completes the event with the
+    result and the global writes the instance reported."""
+    harness.take(b"a", b"b")
+    harness.until_settled(2)
+    results = {raw: (result, wrote) for raw, result, wrote in harness.handler.completed}
+    assert results[b"a"][0].output["ran"] == "a" and results[b"a"][1] == "wrote"
+    pids = {result.output["pid"] for result, _ in results.values()}
+    assert len(pids) == 2 and os.getpid() not in pids
+    harness.close()
 
 
 @pytest.mark.timeout(10)
-def test_instance_crashInTask_failsThatTaskNamingTheSignal(queue: tuple[int, int]) -> None:
+def test_eventWithoutTask_handledWholeInTheWorker_noInstance(harness: Harness) -> None:
+    harness.take(b"no-task")
+    assert not harness.pool.children and not harness.worker._waiting
+
+
+@pytest.mark.timeout(10)
+def test_instance_crashInTask_failsThatTaskNamingTheSignal(harness: Harness) -> None:
     """An instance killed by a signal in its task fails that task, with the signal named."""
-    handler, _ = serve([b"segfault"], queue)
-    ((raw, token, result),) = handler.failed
-    assert (raw, token, result.error) == (b"segfault", "token-segfault", "States.TaskFailed")
+    harness.take(b"segfault")
+    harness.until_settled(1)
+    ((raw, result, wrote),) = harness.handler.completed
+    assert (raw, result.error, wrote) == (b"segfault", "States.TaskFailed", None)
     assert result.cause == "grain 'g' process was killed by signal SIGSEGV (11)"
+    assert harness.handler.client.pipelines == 1  # counted as a lost task
+    harness.close()
 
 
 @pytest.mark.timeout(10)
-def test_instance_failsBeforeTask_failsExecutionAsRuntime(queue: tuple[int, int]) -> None:
-    """An instance that took an event but broke before its task fails it as States.Runtime."""
-    handler, _ = serve([b"before-task"], queue)
-    ((raw, token, result),) = handler.failed
-    assert (raw, token, result.error) == (b"before-task", None, "States.Runtime")
-    assert (result.cause or "").startswith(
-        "the instance of grain 'g' failed before running its task (grain 'g' process exited "
-        "with status 70 (RUNNER_FAILED"
-    )
+def test_eventThatCannotBeStepped_failsItsExecutionAsRuntime(harness: Harness) -> None:
+    harness.take(b"undecodable")
+    ((raw, result),) = harness.handler.failed
+    assert (raw, result.error) == (b"undecodable", "States.Runtime")
+    assert "RuntimeError: cannot decode the event" in (result.cause or "")
+    assert not harness.pool.children
 
 
 @pytest.mark.timeout(10)
-def test_idleInstance_stopped_nothingReported(queue: tuple[int, int]) -> None:
-    """An idle instance killed at shutdown had no event: nothing to report."""
-    handler, (ended,) = serve([], queue)
-    assert os.WTERMSIG(ended.status) == signal.SIGKILL
-    assert handler.failed == []
+def test_tasksBeyondConcurrency_waitForAnInstance() -> None:
+    """With max_concurrency 1, a second task waits until the first instance is done."""
+    harness = Harness(max_concurrency=1)
+    harness.take(b"a", b"b")
+    assert len(harness.pool.children) == 1 and len(harness.worker._waiting) == 1
+    harness.until_settled(2)
+    assert [raw for raw, _, _ in harness.handler.completed] == [b"a", b"b"]
+    harness.close()
 
 
 @pytest.mark.timeout(10)
-def test_reuse_oneInstanceServesItsEventsInSequence_thenExitsClean(
-    queue: tuple[int, int],
-) -> None:
-    """With events_per_instance 3, one process serves three events: DONE after each of the
-    first two (idle again, no deadline), then it exits clean after the third."""
-    handler, (ended,) = serve([b"a", b"b", b"c", b"d"], queue, events_per_instance=3)
-    assert ended.clean and ended.child.served == 2
-    assert (ended.child.taken, ended.child.token) == (b"c", "token-c")
-    assert handler.failed == []
+def test_reuse_oneInstanceServesItsTasksInSequence_thenExitsClean() -> None:
+    """With events_per_instance 3, one process serves three tasks, then exits clean."""
+    harness = Harness(events_per_instance=3, max_concurrency=1)
+    harness.take(b"a", b"b", b"c")
+    harness.until_settled(3)
+    pids = {result.output["pid"] for _, result, _ in harness.handler.completed}
+    assert len(pids) == 1
+    (pid,) = pids
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    harness.close()
 
 
 @pytest.mark.timeout(10)
-def test_reuse_crashOnSecondEvent_failsOnlyThatEvent(queue: tuple[int, int]) -> None:
-    """A reused instance that dies fails only the event it was serving."""
-    handler, (ended,) = serve([b"a", b"segfault", b"c"], queue, events_per_instance=5)
-    assert ended.child.served == 1
-    ((raw, token, result),) = handler.failed
-    assert (raw, token, result.error) == (b"segfault", "token-segfault", "States.TaskFailed")
+def test_reuse_crashOnSecondTask_failsOnlyThatTask() -> None:
+    harness = Harness(events_per_instance=5, max_concurrency=1)
+    harness.take(b"a", b"segfault", b"c")
+    harness.until_settled(3)
+    outcomes = {raw: result.error for raw, result, _ in harness.handler.completed}
+    assert outcomes == {b"a": None, b"segfault": "States.TaskFailed", b"c": None}
+    harness.close()
 
 
 @pytest.mark.timeout(10)
-def test_reuse_grainTimedOut_instanceRetiresAfterThatEvent(queue: tuple[int, int]) -> None:
-    """After a grain timed out in it, an instance serves no further event (its state is
-    unknown): it exits clean with that event as its last, the next one left queued."""
-    handler, (ended,) = serve([b"a", b"timeout", b"c"], queue, events_per_instance=5)
-    assert ended.clean and ended.child.served == 1 and ended.child.taken == b"timeout"
-    assert handler.failed == []
+def test_reuse_grainTimedOut_nextTaskGetsAFreshInstance() -> None:
+    """After a grain timed out in it, an instance serves no further task (its state is
+    unknown): the next one runs in a new process."""
+    harness = Harness(events_per_instance=5, max_concurrency=1)
+    harness.take(b"a", b"timeout", b"c")
+    harness.until_settled(3)
+    ran = {raw: result for raw, result, _ in harness.handler.completed}
+    assert ran[b"timeout"].error == GrainError.TIMEOUT
+    assert ran[b"a"].output["pid"] != ran[b"c"].output["pid"]
+    harness.close()
 
 
 @pytest.mark.timeout(10)
-def test_reuse_idleAfterServing_instanceRetires(queue: tuple[int, int]) -> None:
-    """A reused instance that waited a whole BRPOP timeout (here: the queue closed) after
-    serving exits clean, giving its memory back."""
-    handler, (ended,) = serve([b"a"], queue, events_per_instance=5)
-    assert ended.clean and ended.child.served == 1 and ended.child.taken is None
-    assert handler.failed == []
+def test_idleInstance_retired_exitsCleanNothingReported(harness: Harness) -> None:
+    child = harness.pool.fork(harness.worker._serve, grain="g", tasks=True)
+    harness.pool.retire(child)
+    ended = []
+    while not ended:
+        ended = harness.pool.wait(0.1)
+    assert ended[0].clean
+    harness.worker._after_turn(cast(EventHandler, harness.handler), harness.pool, [], ended)
+    assert harness.handler.completed == [] and harness.handler.failed == []

@@ -10,12 +10,14 @@ the parent runs twice.
 
 The work decides what the instance does: the emulator's child runs one known
 invocation and delivers its result through the channel
-(:func:`sand.grain.runner.fork_invocation`); a grain worker's child blocks on
-the grain's queue, reports the event it took, and publishes its results itself.
+(:func:`sand.grain.runner.fork_invocation`); a grain worker's child waits for
+the tasks its parent assigns (:meth:`sand.grain.channel.Channel.next_task`), runs
+each, and delivers its result.
 """
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import functools
 import os
@@ -32,16 +34,22 @@ from sand.grain.exits import ExitCode
 Work = Callable[[Channel], None]
 
 _PR_SET_PDEATHSIG = 1
-_CHILD_DEFAULT_SIGNALS = (
-    signal.SIGINT,
-    signal.SIGTERM,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-    signal.SIGALRM,
-    signal.SIGCHLD,
+# Plain ints for _signal: signal.signal's enum conversions are Python code that every fresh
+# instance would run (and copy the pages of).
+_CHILD_DEFAULT_SIGNALS = tuple(
+    int(s)
+    for s in (
+        signal.SIGINT,
+        signal.SIGTERM,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGALRM,
+        signal.SIGCHLD,
+    )
 )
+_SIG_DFL = int(signal.SIG_DFL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,10 +69,13 @@ class ChildSetup:
     oom_score_adj: int | None = None
 
 
-def child_main(work: Work, setup: ChildSetup, *, fd: int, parent_pid: int) -> NoReturn:
+def child_main(
+    work: Work, setup: ChildSetup, *, fd: int, parent_pid: int, tasks_fd: int | None = None
+) -> NoReturn:
     """The whole life of a forked instance; call it in the child right after ``os.fork()``.
 
-    ``fd`` is the write end of the pipe to the parent. Exits with ``ExitCode.OK``
+    ``fd`` is the write end of the pipe to the parent, ``tasks_fd`` the read end of the
+    pipe of tasks from it (a child forked to serve tasks). Exits with ``ExitCode.OK``
     once ``work`` returned, ``PARENT_GONE`` if it raised :class:`ParentGone` (or
     the parent was already gone at start), ``RUNNER_FAILED`` for anything else
     (traceback to stderr).
@@ -72,7 +83,7 @@ def child_main(work: Work, setup: ChildSetup, *, fd: int, parent_pid: int) -> No
     code = ExitCode.RUNNER_FAILED
     try:
         prepare_child_process(setup)
-        channel = Channel(fd, parent_pid)
+        channel = Channel(fd, parent_pid, tasks_fd)
         # The parent may have died before the prctl took effect.
         if setup.die_with_parent and channel.parent_gone():
             raise ParentGone(f"parent {parent_pid} exited before the child started")
@@ -98,14 +109,18 @@ def prepare_child_process(setup: ChildSetup) -> None:
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     for signum in _CHILD_DEFAULT_SIGNALS:
-        signal.signal(signum, signal.SIG_DFL)
+        _signal.signal(signum, _SIG_DFL)
     with contextlib.suppress(ValueError):
-        signal.set_wakeup_fd(-1)
+        _signal.set_wakeup_fd(-1)
     if setup.die_with_parent:
         die_with_parent()
     if setup.oom_score_adj is not None:
-        with open("/proc/self/oom_score_adj", "w") as adj:
-            adj.write(str(setup.oom_score_adj))
+        # os-level: an open() would build a text-file stack for three bytes
+        adj = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+        try:
+            os.write(adj, str(setup.oom_score_adj).encode())
+        finally:
+            os.close(adj)
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)

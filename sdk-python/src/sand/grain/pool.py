@@ -1,18 +1,17 @@
-"""The parent side of the fork model: fork grain instances, watch them, explain each end.
+r"""The parent side of the fork model: fork grain instances, watch them, explain each end.
 
 A :class:`Pool` forks children that run :func:`sand.grain.child.child_main`
 and is driven from one thread by calling :meth:`Pool.wait` in a loop — the
 monitoring loop. Each turn:
 
-- reads the frames children send (``TOOK``, ``TASK``, ``RESULT``, ``DONE``:
-  :mod:`sand.grain.channel`); a ``DONE`` makes a child that serves several events
-  idle again (no work taken, no deadline) and counts it in :attr:`Child.served`;
+- reads the frames children send (``WROTE``, ``RESULT``: :mod:`sand.grain.channel`).
+  A child forked to serve tasks (``fork(..., tasks=True)``) is idle until the caller
+  assigns it one (:meth:`Pool.assign`); its ``RESULT`` ends that task (the child is idle
+  again, counted in :attr:`Child.served`, and listed in :attr:`Turn.delivered`);
 - kills the whole process group of a child past its deadline plus ``grace_s``
   (the deadline starts at the fork when the caller knows it, else at the
-  child's TASK frame; between its TOOK and TASK frames a child has the
-  longest deadline the pool allows, at least :data:`UNTASKED_LIMIT_S`; an idle
-  child has none), or of one that
-  sends a frame above its wire limit;
+  assignment of its task; an idle child has none), or of one that sends a frame
+  above its wire limit;
 - reaps the children that ended, kills whatever they left in their process
   group (again at every sweep until the group is gone), and returns each as
   an :class:`Ended`: :meth:`Ended.clean` says whether
@@ -30,15 +29,16 @@ found by a sweep every :data:`SWEEP_S`. The pool reaps only its own pids, never
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import signal
 import sys
 import time
-from collections.abc import Callable, ValuesView
+from collections.abc import Callable, Sequence, ValuesView
 from dataclasses import dataclass, field
 
-from sand.grain.channel import HEADER, Frame, TaskStarted
+from sand.grain.channel import HEADER, Frame, frame
 from sand.grain.child import ChildSetup, Work, child_main, prepare_parent
 from sand.grain.exits import ExitCode, explain_exit
 from sand.grain.limits import MemoryWatch, memory_limit_cause
@@ -50,13 +50,14 @@ DEFAULT_GRACE_S = 1.0
 DEFAULT_SETUP = ChildSetup()
 # How often children whose pipe is still open are checked for having exited anyway.
 SWEEP_S = 0.25
-# The shortest deadline of a child between its TOOK and TASK frames (see _on_frame).
-UNTASKED_LIMIT_S = 30.0
 # A child that closed its pipe is exiting: retry its reap after this, doubling up to
 # _SETTLE_MAX_S (a grain could close the pipe and go on running).
 _SETTLE_FIRST_S = 0.001
 _SETTLE_MAX_S = 0.05
 _READ_BYTES = 1 << 16
+# A task pipe's capacity (F_SETPIPE_SZ; Linux's default cap for an unprivileged process is
+# 1 MiB): a task is written whole without blocking the parent's loop.
+_TASK_PIPE_BYTES = 1 << 20
 _DRAIN_READS = 64
 
 
@@ -66,20 +67,22 @@ class Child:
 
     pid: int
     fd: int  # the read end of its pipe
+    tasks_fd: int | None  # the write end of its task pipe (None: it serves no tasks)
     grain: str
-    started: float  # pool clock at the fork, or at the DONE of its last piece of work
+    started: float  # pool clock at the fork, or at the result of its last task
     wire_limit_bytes: int | None  # largest frame body accepted (None: no limit)
     timeout_s: float = 0.0
     kill_at: float | None = None  # deadline plus grace, once known
-    taken: bytes | None = None  # the body of its TOOK frame
+    taken: bytes | None = None  # the work its task came from (assign's ``taken``)
     taken_at: float | None = None
-    token: str | None = None  # the task of its TASK frame
+    token: str | None = None  # the task assigned to it
     result: GrainResult | None = None  # the body of its RESULT frame
+    wrote: str | None = None  # the body of its WROTE frame
     timed_out: bool = False  # killed at kill_at
     oversize: bool = False  # sent a frame above wire_limit_bytes (and was killed)
     killed: bool = False
     eof: bool = False
-    served: int = 0  # pieces of work it finished with a DONE frame
+    served: int = 0  # tasks it finished with a RESULT frame
     oom_kills_at_fork: int | None = None  # the sandbox's OOM-kill count then (MemoryWatch)
     memory_limit_mb: int | None = None  # set when the memory limit killed it
     buffer: bytearray = field(default_factory=bytearray)
@@ -87,7 +90,7 @@ class Child:
 
     @property
     def busy(self) -> bool:
-        """Whether it has work: it took some (TOOK) or has a deadline. Else it is idle."""
+        """Whether it has work: a task was assigned, or it has a deadline. Else it is idle."""
         return self.taken is not None or self.kill_at is not None
 
 
@@ -130,13 +133,22 @@ class Ended:
         return result.with_duration((self.at - child.started) * 1000)
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """What one turn of the monitoring loop saw (:meth:`Pool.turn`)."""
+
+    ended: list[Ended]
+    delivered: list[Child]  # children that delivered the result of their assigned task
+    ready: list[int]  # the caller's ``fds`` that are readable
+
+
 class Pool:
     """Forks grain instances and supervises them.
 
     Not thread-safe: use it from one thread of the process that created it.
     ``clock`` is a monotonic clock in seconds; children's times are on it.
-    ``max_timeout_s`` caps the deadline a child's TASK frame may ask for;
-    ``idle_limit_s`` bounds how long a child stays idle after a DONE frame.
+    ``max_timeout_s`` caps the deadline of an assigned task;
+    ``idle_limit_s`` bounds how long a child stays idle after serving a task.
     """
 
     def __init__(
@@ -150,12 +162,9 @@ class Pool:
         memory: MemoryWatch | None = None,
     ) -> None:
         self._grace_s = grace_s
-        # A child that sent DONE and then neither takes work nor exits within this is
-        # killed: a reused instance retires by itself when idle, and a grain that forged a
-        # DONE frame to shed its deadline does not run on for ever.
+        # A child that served a task and then is given no other within this is killed: a
+        # reused instance does not hold its memory for ever.
         self._idle_limit_s = idle_limit_s
-        # The pipe is writable by the grain's own code: a TASK frame it forges cannot
-        # give it a longer deadline than this.
         self._max_timeout_s = max_timeout_s
         self._setup = setup
         self._clock = clock
@@ -166,6 +175,7 @@ class Pool:
         self._children: dict[int, Child] = {}
         self._lingering: set[int] = set()  # groups of reaped children that had members
         self._sweep_at = clock() + SWEEP_S
+        self._delivered: list[Child] = []
         prepare_parent(setup)
 
     @property
@@ -180,13 +190,29 @@ class Pool:
         grain: str,
         timeout_s: float | None = None,
         wire_limit_bytes: int | None = None,
+        tasks: bool = False,
     ) -> Child:
         """Fork a child that runs ``work`` under :func:`child_main`, and return it.
 
-        With ``timeout_s`` the child's deadline starts now, else at its TASK frame.
-        ``grain`` names it in explanations. Raises OSError if the pipe or the fork fails.
+        With ``timeout_s`` the child's deadline starts now. With ``tasks`` the child gets
+        a task pipe (its :class:`~sand.grain.channel.Channel` reads it) and waits, idle,
+        for :meth:`assign`, whose task sets its deadline. ``grain`` names it in
+        explanations. Raises OSError if a pipe or the fork fails.
         """
         read_fd, write_fd = os.pipe()
+        task_read = task_write = None
+        if tasks:
+            try:
+                task_read, task_write = os.pipe()
+            except OSError:
+                os.close(read_fd)
+                os.close(write_fd)
+                raise
+            # A task is written without blocking the loop: the pipe holds the largest.
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(task_write, fcntl.F_SETPIPE_SZ, _TASK_PIPE_BYTES)
+            os.set_blocking(task_write, False)
+        own = [read_fd, write_fd, *((task_read, task_write) if tasks else ())]
         # Unflushed buffers would otherwise be written twice: by the parent and the child.
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
@@ -197,17 +223,28 @@ class Pool:
         try:
             pid = os.fork()
         except OSError:
-            os.close(read_fd)
-            os.close(write_fd)
+            for fd in own:
+                os.close(fd)
             raise
         if pid == 0:
             try:
-                os.close(read_fd)
+                # Neither the parent's ends nor its other children's pipes: an instance
+                # can neither read another's frames nor hand another a task.
+                for fd in self._parent_fds(read_fd, task_write):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
             finally:
-                child_main(work, self._setup, fd=write_fd, parent_pid=self._pid)
+                child_main(work, self._setup, fd=write_fd, parent_pid=self._pid, tasks_fd=task_read)
         os.close(write_fd)
+        if task_read is not None:
+            os.close(task_read)
         child = Child(
-            pid=pid, fd=read_fd, grain=grain, started=started, wire_limit_bytes=wire_limit_bytes
+            pid=pid,
+            fd=read_fd,
+            tasks_fd=task_write,
+            grain=grain,
+            started=started,
+            wire_limit_bytes=wire_limit_bytes,
         )
         child.oom_kills_at_fork = oom_kills
         if timeout_s is not None:
@@ -215,14 +252,63 @@ class Pool:
         self._children[pid] = child
         return child
 
+    def assign(
+        self, child: Child, task: bytes, *, taken: bytes, token: str, timeout_s: float
+    ) -> bool:
+        """Hand idle ``child`` (forked with ``tasks``) ``task``, the body of a TASK frame,
+        which came from work ``taken`` (reported with the child if it dies) and runs task
+        ``token`` within ``timeout_s`` (capped at ``max_timeout_s``): its deadline starts
+        now. False if the child cannot take it (it is gone, or not reading): it is killed,
+        and nothing is assigned."""
+        if child.tasks_fd is None or child.busy or child.killed or child.eof:
+            return False
+        data = frame(Frame.TASK, task)
+        if self.needs_fresh(task) and child.served:
+            # Larger than the pipe holds: written blocking, which only a child that has not
+            # run tenant code yet (it is reading in our code) is trusted to take.
+            return False
+        try:
+            _write_all(child.tasks_fd, data)
+        except OSError:
+            self.kill(child)
+            return False
+        now = self._clock()
+        child.taken, child.taken_at, child.token = taken, now, token
+        child.result = child.wrote = None
+        if self._max_timeout_s is not None:
+            timeout_s = min(timeout_s, self._max_timeout_s)
+        self._start_deadline(child, timeout_s, now)
+        return True
+
+    @staticmethod
+    def needs_fresh(task: bytes) -> bool:
+        """Whether ``task`` is too large for the task pipe: only a child that has served no
+        task yet can be assigned it."""
+        return HEADER.size + len(task) > _TASK_PIPE_BYTES
+
+    def retire(self, child: Child) -> None:
+        """Close idle ``child``'s task pipe: it exits by itself (no task is lost)."""
+        if child.tasks_fd is not None and not child.busy:
+            with contextlib.suppress(OSError):
+                os.close(child.tasks_fd)
+            child.tasks_fd = None
+
     def wait(self, timeout_s: float, *, wake_fd: int | None = None) -> list[Ended]:
-        """One turn of the monitoring loop; returns the children that ended in it.
+        """One turn of the monitoring loop (:meth:`turn`); returns the children that
+        ended in it."""
+        return self.turn(timeout_s, wake_fd=wake_fd).ended
+
+    def turn(
+        self, timeout_s: float, *, wake_fd: int | None = None, fds: Sequence[int] = ()
+    ) -> Turn:
+        """One turn of the monitoring loop.
 
         Blocks up to ``timeout_s`` for a frame or an exit, less when a kill is due
         or a sweep, or until ``wake_fd`` is readable (it is then drained: a
-        ``signal.set_wakeup_fd`` pipe, so that a signal ends the wait). Ended
-        children are reaped, their group killed, their pipe closed. Raises nothing
-        for anything a child does.
+        ``signal.set_wakeup_fd`` pipe, so that a signal ends the wait) or one of the
+        caller's ``fds`` is (it is left alone: :attr:`Turn.ready`). Ended children are
+        reaped, their group killed, their pipes closed. Raises nothing for anything a
+        child does.
         """
         now = self._clock()
         timeout = timeout_s
@@ -242,17 +328,23 @@ class Pool:
                 timeout = min(timeout, child.kill_at - now)
             if (idle_until := self._idle_until(child)) is not None:
                 timeout = min(timeout, idle_until - now)
-        self._read(watched, max(0.0, timeout), wake_fd)
+        ready = self._read(watched, max(0.0, timeout), wake_fd, fds)
         now = self._clock()
         self._enforce_deadlines(now)
-        return self._reap(now)
+        ended = self._reap(now)
+        delivered, self._delivered = self._delivered, []
+        return Turn(ended=ended, delivered=delivered, ready=ready)
 
-    def stop(self, *, within_s: float) -> list[Ended]:
-        """Shut down: SIGTERM the group of every busy child (it may still finish) and
-        SIGKILL idle ones, run the loop for up to ``within_s``, then :meth:`kill_all`.
-        Returns the children that ended before the kill."""
+    def terminate(self) -> None:
+        """SIGTERM the group of every busy child (it may still finish) and SIGKILL idle ones:
+        the start of a shutdown, which the caller's loop then waits for."""
         for child in self._children.values():
             _signal_unreaped(child.pid, signal.SIGTERM if child.busy else signal.SIGKILL)
+
+    def stop(self, *, within_s: float) -> list[Ended]:
+        """Shut down: :meth:`terminate`, run the loop for up to ``within_s``, then
+        :meth:`kill_all`. Returns the children that ended before the kill."""
+        self.terminate()
         ended: list[Ended] = []
         give_up = self._clock() + within_s
         while self._children and (now := self._clock()) < give_up:
@@ -267,34 +359,48 @@ class Pool:
             child.killed = True
             _signal_unreaped(child.pid, signal.SIGKILL)
 
-    def kill_all(self) -> None:
-        """SIGKILL every child's group now and reap them all; their outcomes are dropped.
+    def kill_all(self) -> list[Ended]:
+        """SIGKILL every child's group now and reap them all; returns them (a caller that
+        does not need their outcomes drops them).
 
         Blocks only as long as the kernel takes to end killed processes.
         """
         for child in self._children.values():
+            child.killed = True
             _signal_unreaped(child.pid, signal.SIGKILL)
+        ended = []
         for child in list(self._children.values()):
             try:
                 _, status = os.waitpid(child.pid, 0)
             except ChildProcessError:
                 status = 0
-            self._finish(child, status, self._clock())
+            ended.append(self._finish(child, status, self._clock()))
+        return ended
 
     # -- one turn ---------------------------------------------------------------------
 
-    def _read(self, watched: dict[int, Child], timeout_s: float, wake_fd: int | None) -> None:
-        fds = [*watched, *(() if wake_fd is None else (wake_fd,))]
+    def _read(
+        self,
+        watched: dict[int, Child],
+        timeout_s: float,
+        wake_fd: int | None,
+        extra: Sequence[int],
+    ) -> list[int]:
+        fds = [*watched, *(() if wake_fd is None else (wake_fd,)), *extra]
         if not fds:
             if timeout_s > 0:
                 time.sleep(timeout_s)
-            return
+            return []
         readable, _, _ = select.select(fds, [], [], timeout_s)
+        ready = []
         for fd in readable:
             if fd == wake_fd:
                 drain(fd)
-            else:
+            elif fd in watched:
                 self._read_once(watched[fd])
+            else:
+                ready.append(fd)
+        return ready
 
     def _read_once(self, child: Child) -> None:
         # Only called for a readable pipe (or a reaped child's): never blocks.
@@ -325,45 +431,41 @@ class Pool:
             buffer.clear()  # keep draining the pipe, so the child's exit shows as EOF
 
     def _on_frame(self, child: Child, kind: bytes, body: bytes) -> None:
-        if kind == Frame.TOOK:
-            child.taken = body
-            child.taken_at = self._clock()
-            if child.kill_at is None and self._max_timeout_s is not None:
-                # Until its TASK frame names the task's own deadline, a child that took an
-                # event gets the longest the app allows (at least UNTASKED_LIMIT_S: work that
-                # runs no task, such as joining a large Map, has no timeout of its own): an
-                # instance that hangs before its grain runs cannot hold the event for ever.
-                limit = max(self._max_timeout_s, UNTASKED_LIMIT_S)
-                self._start_deadline(child, limit, child.taken_at)
-        elif kind == Frame.TASK:
-            try:
-                task = TaskStarted.decode(body)
-            except (ValueError, KeyError, TypeError):
-                return  # not from our runner: the deadline stays unknown
-            child.token = task.token
-            timeout_s = task.timeout_s
-            if self._max_timeout_s is not None:
-                timeout_s = min(timeout_s, self._max_timeout_s)
-            self._start_deadline(child, timeout_s, self._clock())
+        if kind == Frame.WROTE:
+            child.wrote = body.decode("utf-8", errors="replace")
         elif kind == Frame.RESULT:
-            with contextlib.suppress(ValueError, TypeError):
-                # A malformed result is explained by the exit status instead.
-                child.result = decode_result(body)
-        elif kind == Frame.DONE and not child.killed:
-            # Idle again: what it took is finished, and its deadline went with it. A
-            # child killed at its deadline stays explained by that, whatever it sent.
-            child.served += 1
-            child.started = self._clock()
-            child.taken = child.taken_at = child.token = child.result = None
-            child.kill_at = None
-            child.timeout_s = 0.0
+            try:
+                result = decode_result(body)
+            except (ValueError, TypeError):
+                return  # explained by the exit status instead
+            if child.tasks_fd is None and child.token is None:
+                child.result = result  # forked for one piece of work (the emulator)
+            elif child.taken is not None and not child.killed:
+                # The task is done and the child idle again, its deadline gone with it. A
+                # result nobody asked for (the pipe is writable by the grain) is dropped,
+                # and so is anything from a child already killed at its deadline.
+                child.result = result
+                child.served += 1
+                child.started = self._clock()
+                child.taken = child.taken_at = None
+                child.kill_at = None
+                child.timeout_s = 0.0
+                self._delivered.append(child)
+
+    def _parent_fds(self, *own: int | None) -> list[int]:
+        fds = [fd for fd in own if fd is not None]
+        for other in self._children.values():
+            fds.append(other.fd)
+            if other.tasks_fd is not None:
+                fds.append(other.tasks_fd)
+        return fds
 
     def _start_deadline(self, child: Child, timeout_s: float, now: float) -> None:
         child.timeout_s = timeout_s
         child.kill_at = now + timeout_s + self._grace_s
 
     def _idle_until(self, child: Child) -> float | None:
-        """When an idle child that has sent DONE is killed, or None."""
+        """When an idle child that has served a task is killed, or None."""
         if self._idle_limit_s is None or not child.served or child.busy or child.killed:
             return None
         return child.started + self._idle_limit_s
@@ -403,8 +505,11 @@ class Pool:
             if child.eof or not select.select([child.fd], [], [], 0)[0]:
                 break
             self._read_once(child)
-        with contextlib.suppress(OSError):
-            os.close(child.fd)
+        for fd in (child.fd, child.tasks_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        child.tasks_fd = None
         # Kill whatever the instance left behind in its process group. Its id stays
         # reserved while any member lives; the group is empty otherwise.
         if _kill_group(child.pid):
@@ -437,6 +542,21 @@ def _signal_unreaped(pid: int, signum: int) -> None:
             os.kill(pid, signum)
     except PermissionError:
         pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write ``data`` to non-blocking pipe ``fd``: at once when it fits, else blocking."""
+    if len(data) <= _TASK_PIPE_BYTES:
+        if os.write(fd, data) != len(data):
+            raise BlockingIOError("the task pipe is not empty: the child is not reading")
+        return
+    os.set_blocking(fd, True)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.set_blocking(fd, False)
 
 
 def _kill_group(group: int) -> bool:

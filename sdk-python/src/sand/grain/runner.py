@@ -19,6 +19,7 @@ exit), :mod:`sand.grain.pool` (the parent's monitoring loop) and
 
 from __future__ import annotations
 
+import _signal
 import contextlib
 import importlib.util
 import json
@@ -40,6 +41,8 @@ from sand.grain.context import Context, Data, NextGrainError
 from sand.grain.limits import address_space_limit_mb
 from sand.grain.pool import Child, Pool
 from sand.grain.result import GrainError, GrainResult, Invocation
+
+_SIGALRM = int(signal.SIGALRM)
 
 Handler = Callable[[Any, Context], Any]
 Clock = Callable[[], float]
@@ -181,13 +184,15 @@ def _deadline(seconds: float) -> Iterator[None]:
     def on_alarm(signum: int, frame: FrameType | None) -> None:
         raise GrainTimeout()
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    # _signal, not signal: the latter's wrapper converts to and from enums, Python code a
+    # freshly forked instance would run (and copy the pages of) for every task.
+    previous = _signal.signal(_SIGALRM, on_alarm)
+    _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 0.001))
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+        _signal.signal(_SIGALRM, previous)
 
 
 def invoke(
