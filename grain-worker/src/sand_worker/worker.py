@@ -36,10 +36,11 @@ from collections.abc import Callable
 from sand import keys
 from sand.contracts import READY_TTL_S
 from sand.grain.channel import Channel
-from sand.grain.child import ChildSetup
+from sand.grain.child import ChildSetup, prepare_parent
 from sand.grain.limits import MemoryWatch
-from sand.grain.pool import Child, Ended, Pool
+from sand.grain.pool import Child, Ended, Pool, prepare_task_pipe
 from sand.grain.result import GrainError, GrainResult
+from sand.grain.zygote import Zygote, ZygoteGone
 from sand.localbus import BusError, LocalBus
 
 from sand_worker.aborts import REFRESH_S, AbortedExecutions
@@ -95,20 +96,26 @@ class GrainWorker:
         # Built once here and inherited by every child: workflow engines, stores and the
         # client (a forked child opens a connection of its own if its grain uses data).
         handler = self._handler = EventHandler(self._grain, self._config, client)
-        pool = Pool(
-            grace_s=self._config.grace_s,
-            setup=ChildSetup(die_with_parent=True, oom_score_adj=INSTANCE_OOM_SCORE_ADJ),
-            clock=self._clock,
-            # no task runs longer than the app allows
-            max_timeout_s=self._grain.app.limits.timeout_s,
-            idle_limit_s=IDLE_LIMIT_S,
-            memory=MemoryWatch.find(),
-        )
+        setup = ChildSetup(die_with_parent=True, oom_score_adj=INSTANCE_OOM_SCORE_ADJ)
+        prepare_parent(setup)
         warm_up()
         # Objects alive now are never freed: keep the collector from touching
         # (and copying) their pages in every child.
         gc.collect()
         gc.freeze()
+        # The zygote forks the instances from here on: this process never forks again,
+        # so its own work after a fork costs no copy-on-write faults (decision 0029).
+        zygote = Zygote.start(self._serve, setup, prepare_tasks=prepare_task_pipe)
+        pool = Pool(
+            grace_s=self._config.grace_s,
+            setup=setup,
+            clock=self._clock,
+            # no task runs longer than the app allows
+            max_timeout_s=self._grain.app.limits.timeout_s,
+            idle_limit_s=IDLE_LIMIT_S,
+            memory=MemoryWatch.find(),
+            zygote=zygote,
+        )
         ready_at = aborts_at = take_at = 0.0
         taking: int | None = None  # the taker's fd while its BRPOP is in flight
         _log(
@@ -153,6 +160,7 @@ class GrainWorker:
                 if raw is not None:
                     self._take(handler, pool, raw)
         self._shut_down(handler, pool, taking)
+        zygote.close()
 
     def _on_term(self, signum: int, frame: object) -> None:
         self._stopping = True
@@ -208,6 +216,8 @@ class GrainWorker:
                     return  # the next instance to finish takes it
                 try:
                     child = pool.fork(self._serve, grain=self._grain.name, tasks=True)
+                except ZygoteGone:
+                    raise  # nothing can be forked any more: the supervisor restarts us
                 except OSError as exc:
                     # The sandbox's pids limit (a grain's fork bomb, until its deadline kills
                     # its process group): the task waits for an instance.
@@ -268,6 +278,8 @@ class GrainWorker:
         while idle < self._config.prefork and len(children) < self._config.max_concurrency:
             try:
                 pool.fork(self._serve, grain=self._grain.name, tasks=True)
+            except ZygoteGone:
+                raise  # nothing can be forked any more: the supervisor restarts us
             except OSError as exc:
                 # The sandbox's pids limit is reached (a grain's fork bomb, until its deadline
                 # kills its process group): serve with the children there are, fork again soon.

@@ -43,6 +43,7 @@ from sand.grain.child import ChildSetup, Work, child_main, prepare_parent
 from sand.grain.exits import ExitCode, explain_exit
 from sand.grain.limits import MemoryWatch, memory_limit_cause
 from sand.grain.result import GrainError, GrainResult, decode_result
+from sand.grain.zygote import Exit, Zygote
 
 Clock = Callable[[], float]
 
@@ -58,6 +59,8 @@ _READ_BYTES = 1 << 16
 # A task pipe's capacity (F_SETPIPE_SZ; Linux's default cap for an unprivileged process is
 # 1 MiB): a task is written whole without blocking the parent's loop.
 _TASK_PIPE_BYTES = 1 << 20
+# How long kill_all waits for the zygote to report the end of the instances it killed.
+_ADOPTED_WAIT_S = 3.0
 _DRAIN_READS = 64
 
 
@@ -85,6 +88,9 @@ class Child:
     served: int = 0  # tasks it finished with a RESULT frame
     oom_kills_at_fork: int | None = None  # the sandbox's OOM-kill count then (MemoryWatch)
     memory_limit_mb: int | None = None  # set when the memory limit killed it
+    adopted: bool = False  # forked by the pool's zygote: its status comes from there
+    cpu_ms: float | None = None  # user + system CPU of its whole life, once reaped
+    minflt: int | None = None  # its minor page faults, once reaped
     buffer: bytearray = field(default_factory=bytearray)
     settle_s: float = _SETTLE_FIRST_S
 
@@ -160,8 +166,12 @@ class Pool:
         max_timeout_s: float | None = None,
         idle_limit_s: float | None = None,
         memory: MemoryWatch | None = None,
+        zygote: Zygote | None = None,
     ) -> None:
         self._grace_s = grace_s
+        # Forks on the pool's behalf (decision 0029): this process then never forks again.
+        self._zygote = zygote
+        self._statuses: dict[int, Exit] = {}  # ends the zygote reported
         # A child that served a task and then is given no other within this is killed: a
         # reused instance does not hold its memory for ever.
         self._idle_limit_s = idle_limit_s
@@ -197,8 +207,11 @@ class Pool:
         With ``timeout_s`` the child's deadline starts now. With ``tasks`` the child gets
         a task pipe (its :class:`~sand.grain.channel.Channel` reads it) and waits, idle,
         for :meth:`assign`, whose task sets its deadline. ``grain`` names it in
-        explanations. Raises OSError if a pipe or the fork fails.
+        explanations. Raises OSError if a pipe or the fork fails. With a zygote, the
+        zygote forks (``tasks`` required, ``work`` the zygote's own).
         """
+        if self._zygote is not None:
+            return self._fork_by_zygote(work, grain, tasks)
         read_fd, write_fd = os.pipe()
         task_read = task_write = None
         if tasks:
@@ -208,10 +221,7 @@ class Pool:
                 os.close(read_fd)
                 os.close(write_fd)
                 raise
-            # A task is written without blocking the loop: the pipe holds the largest.
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(task_write, fcntl.F_SETPIPE_SZ, _TASK_PIPE_BYTES)
-            os.set_blocking(task_write, False)
+            prepare_task_pipe(task_write)
         own = [read_fd, write_fd, *((task_read, task_write) if tasks else ())]
         # Unflushed buffers would otherwise be written twice: by the parent and the child.
         for stream in (sys.stdout, sys.stderr):
@@ -249,6 +259,21 @@ class Pool:
         child.oom_kills_at_fork = oom_kills
         if timeout_s is not None:
             self._start_deadline(child, timeout_s, started)
+        self._children[pid] = child
+        return child
+
+    def _fork_by_zygote(self, work: Work, grain: str, tasks: bool) -> Child:
+        assert self._zygote is not None
+        if not tasks or work != self._zygote.work:
+            raise ValueError("a zygote forks only task-serving instances of its own work")
+        started = self._clock()
+        oom_kills = self._memory.oom_kills() if self._memory is not None else None
+        pid, read_fd, task_write = self._zygote.fork()
+        child = Child(
+            pid=pid, fd=read_fd, tasks_fd=task_write, grain=grain, started=started,
+            wire_limit_bytes=None, adopted=True,
+        )  # fmt: skip
+        child.oom_kills_at_fork = oom_kills
         self._children[pid] = child
         return child
 
@@ -369,11 +394,19 @@ class Pool:
             child.killed = True
             _signal_unreaped(child.pid, signal.SIGKILL)
         ended = []
+        give_up = time.monotonic() + _ADOPTED_WAIT_S
         for child in list(self._children.values()):
-            try:
-                _, status = os.waitpid(child.pid, 0)
-            except ChildProcessError:
-                status = 0
+            if child.adopted and self._zygote is not None:
+                while child.pid not in self._statuses and time.monotonic() < give_up:
+                    if select.select([self._zygote.fileno()], [], [], 0.05)[0]:
+                        self._learn_exits()
+                end = self._statuses.pop(child.pid, None)
+                status = 0 if end is None else _used(child, end)
+            else:
+                try:
+                    _, status = os.waitpid(child.pid, 0)
+                except ChildProcessError:
+                    status = 0
             ended.append(self._finish(child, status, self._clock()))
         return ended
 
@@ -386,7 +419,8 @@ class Pool:
         wake_fd: int | None,
         extra: Sequence[int],
     ) -> list[int]:
-        fds = [*watched, *(() if wake_fd is None else (wake_fd,)), *extra]
+        zygote = () if self._zygote is None else (self._zygote.fileno(),)
+        fds = [*watched, *(() if wake_fd is None else (wake_fd,)), *zygote, *extra]
         if not fds:
             if timeout_s > 0:
                 time.sleep(timeout_s)
@@ -398,6 +432,8 @@ class Pool:
                 drain(fd)
             elif fd in watched:
                 self._read_once(watched[fd])
+            elif fd in zygote:
+                self._learn_exits()
             else:
                 ready.append(fd)
         return ready
@@ -488,14 +524,31 @@ class Pool:
             self._sweep_at = now + SWEEP_S
             self._lingering = {group for group in self._lingering if _kill_group(group)}
         ended = []
-        for child in [c for c in self._children.values() if c.eof or sweep]:
+        for child in [
+            c for c in self._children.values() if c.eof or sweep or c.pid in self._statuses
+        ]:
+            if child.adopted:
+                end = self._statuses.pop(child.pid, None)
+                if end is not None:
+                    ended.append(self._finish(child, _used(child, end), now))
+                continue
             try:
-                pid, status = os.waitpid(child.pid, os.WNOHANG)
+                pid, status, usage = os.wait4(child.pid, os.WNOHANG)
             except ChildProcessError:  # reaped by someone else: the status is lost
-                pid, status = child.pid, 0
+                pid, status, usage = child.pid, 0, None
             if pid:
+                if usage is not None:
+                    child.cpu_ms = (usage.ru_utime + usage.ru_stime) * 1000
+                    child.minflt = usage.ru_minflt
                 ended.append(self._finish(child, status, now))
         return ended
+
+    def _learn_exits(self) -> None:
+        """The exit statuses the zygote reported (raises ZygoteGone if it is gone)."""
+        assert self._zygote is not None
+        for end in self._zygote.exits():
+            if end.pid in self._children:
+                self._statuses[end.pid] = end
 
     def _finish(self, child: Child, status: int, now: float) -> Ended:
         del self._children[child.pid]
@@ -542,6 +595,19 @@ def _signal_unreaped(pid: int, signum: int) -> None:
             os.kill(pid, signum)
     except PermissionError:
         pass
+
+
+def _used(child: Child, end: Exit) -> int:
+    """Note what ``child`` used (the zygote's report); returns its status."""
+    child.cpu_ms, child.minflt = end.cpu_ms, end.minflt
+    return end.status
+
+
+def prepare_task_pipe(fd: int) -> None:
+    """Make ``fd``, a task pipe's write end, take a task whole without blocking."""
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _TASK_PIPE_BYTES)
+    os.set_blocking(fd, False)
 
 
 def _write_all(fd: int, data: bytes) -> None:
