@@ -87,6 +87,7 @@ class GrainWorker:
         self._taker: LocalBus | None = None  # the connection of the worker's BRPOP
         self._waiting: deque[Pending] = deque()  # tasks no instance could take yet
         self._assigned: dict[int, Pending] = {}  # by instance pid
+        self._fork_retry_at = 0.0  # after a fork failed
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
@@ -116,8 +117,6 @@ class GrainWorker:
             memory=MemoryWatch.find(),
             zygote=zygote,
         )
-        ready_at = aborts_at = take_at = 0.0
-        taking: int | None = None  # the taker's fd while its BRPOP is in flight
         _log(
             self._grain.name,
             "worker ready",
@@ -126,6 +125,22 @@ class GrainWorker:
             events_per_instance=self._grain.events_per_instance,
         )
         wake_fd = _signal_wake_fd()
+        try:
+            self._loop(handler, client, taker, pool, wake_fd)
+        except ZygoteGone as exc:
+            # Its instances died with it: their tasks fail, explained; the supervisor
+            # restarts this worker (and so a zygote).
+            _log(self._grain.name, "the zygote is gone", error=str(exc))
+            self._fail_all(handler, f"the instances of grain '{self._grain.name}' were lost: {exc}")
+            raise
+        finally:
+            zygote.close()
+
+    def _loop(
+        self, handler: EventHandler, client: LocalBus, taker: LocalBus, pool: Pool, wake_fd: int
+    ) -> None:
+        ready_at = aborts_at = take_at = 0.0
+        taking: int | None = None  # the taker's fd while its BRPOP is in flight
         while not self._stopping:
             self._assign_waiting(handler, pool)
             refill_at = self._fill_pool(pool)
@@ -154,13 +169,25 @@ class GrainWorker:
                 fds=() if taking is None else (taking,),
             )
             self._after_turn(handler, pool, turn.delivered, turn.ended)
+            if turn.fork_failures:
+                # The sandbox's pids limit (a grain's fork bomb, until its deadline kills its
+                # process group): serve with the instances there are, fork again soon.
+                _log(self._grain.name, "cannot fork an instance", error=turn.fork_failures[-1])
+                self._fork_retry_at = self._clock() + FORK_RETRY_S
             if taking is not None and taking in turn.ready:
                 taking = None
                 raw = self._taken(taker)
                 if raw is not None:
                     self._take(handler, pool, raw)
         self._shut_down(handler, pool, taking)
-        zygote.close()
+
+    def _fail_all(self, handler: EventHandler, cause: str) -> None:
+        """Fail every task this worker holds (assigned or waiting) with ``cause``."""
+        failure = GrainResult.failure(GrainError.RUNTIME, cause)
+        for pending in [*self._assigned.values(), *self._waiting]:
+            self._guarded(handler.complete, pending, failure, None)
+        self._assigned.clear()
+        self._waiting.clear()
 
     def _on_term(self, signum: int, frame: object) -> None:
         self._stopping = True
@@ -212,17 +239,13 @@ class GrainWorker:
                 continue
             child = self._idle_child(pool, fresh=pool.needs_fresh(pending.task))
             if child is None:
-                if len(pool.children) >= self._config.max_concurrency:
-                    return  # the next instance to finish takes it
-                try:
-                    child = pool.fork(self._serve, grain=self._grain.name, tasks=True)
-                except ZygoteGone:
-                    raise  # nothing can be forked any more: the supervisor restarts us
-                except OSError as exc:
-                    # The sandbox's pids limit (a grain's fork bomb, until its deadline kills
-                    # its process group): the task waits for an instance.
-                    _log(self._grain.name, "cannot fork an instance", error=str(exc))
-                    return
+                # The tasks wait for instances the zygote forks (a turn away), up to the
+                # grain's concurrency; a fork that failed (the pids limit) is retried later.
+                if self._clock() >= self._fork_retry_at:
+                    room = self._config.max_concurrency - len(pool.children) - pool.forking
+                    for _ in range(min(len(self._waiting) - pool.forking, room)):
+                        pool.request_fork(self._grain.name)
+                return
             if pool.assign(
                 child,
                 pending.task,
@@ -269,22 +292,19 @@ class GrainWorker:
         children = pool.children
         idle = sum(1 for c in children if not c.busy and c.tasks_fd is not None)
         busy = len(children) - idle
+        idle += pool.forking
         last_take = max((c.taken_at for c in children if c.taken_at is not None), default=0.0)
         if idle >= 1 and busy and self._clock() - last_take < REFILL_DELAY_S:
             # A fork and the new child's set-up cost a few ms of CPU: on a 2-core host they
             # would compete with the instance that just took a task. While an idle child
             # is still waiting, refill once the busy ones are done (or after a short delay).
             return last_take + REFILL_DELAY_S
-        while idle < self._config.prefork and len(children) < self._config.max_concurrency:
-            try:
-                pool.fork(self._serve, grain=self._grain.name, tasks=True)
-            except ZygoteGone:
-                raise  # nothing can be forked any more: the supervisor restarts us
-            except OSError as exc:
-                # The sandbox's pids limit is reached (a grain's fork bomb, until its deadline
-                # kills its process group): serve with the children there are, fork again soon.
-                _log(self._grain.name, "cannot fork an instance", error=str(exc))
-                return self._clock() + FORK_RETRY_S
+        if self._clock() < self._fork_retry_at:
+            return self._fork_retry_at
+        while idle < self._config.prefork and len(children) + pool.forking < (
+            self._config.max_concurrency
+        ):
+            pool.request_fork(self._grain.name)
             idle += 1
         return math.inf
 
@@ -377,6 +397,7 @@ class GrainWorker:
         for bus in (handler.client, self._taker):
             if bus is not None:
                 bus.close_inherited()
+        handler.warm_up_task()
         for _ in range(self._grain.events_per_instance):
             task = channel.next_task()
             if task is None:

@@ -6,8 +6,8 @@ their task pipe until the parent assigns them a task, whose result ends it.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
-import json
 import os
 import signal
 import subprocess
@@ -185,10 +185,8 @@ def test_fork_childHoldsNoOtherChildsPipes() -> None:
     def pipes_held(channel: Channel) -> None:
         inodes = []
         for fd in range(3, 256):
-            try:
+            with contextlib.suppress(OSError):
                 inodes.append(os.fstat(fd).st_ino)
-            except OSError:
-                pass
         channel.deliver(GrainResult(output=inodes))
 
     second = pool.fork(pipes_held, grain="g")

@@ -8,15 +8,17 @@ from __future__ import annotations
 import faulthandler
 import os
 import signal
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 import pytest
 from sand.app import AppSpec, GrainSpec, Limits
-from sand.grain.child import ChildSetup
-from sand.grain.pool import Pool
+from sand.grain.child import ChildSetup, prepare_parent
+from sand.grain.pool import Ended, Pool, prepare_task_pipe
 from sand.grain.result import GrainError, GrainResult
+from sand.grain.zygote import Zygote
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
 from sand_worker.worker import GrainWorker
@@ -102,7 +104,12 @@ class Harness:
         self.worker = GrainWorker(Grain(app, "g", lambda e, c: None), config)
         self.handler = FakeEventHandler()
         self.worker._handler = cast(EventHandler, self.handler)  # what run() builds
-        self.pool = Pool(grace_s=0.3, setup=ChildSetup(die_with_parent=True), idle_limit_s=30)
+        setup = ChildSetup(die_with_parent=True)
+        prepare_parent(setup)
+        self.zygote = Zygote.start(self.worker._serve, setup, prepare_tasks=prepare_task_pipe)
+        self.pool = Pool(grace_s=0.3, setup=setup, idle_limit_s=30, zygote=self.zygote)
+        self.ended: dict[int, Ended] = {}
+        self.closed = False
 
     def take(self, *events: bytes) -> None:
         for raw in events:
@@ -110,23 +117,41 @@ class Harness:
 
     def until_settled(self, count: int, within_turns: int = 100) -> None:
         """Run turns until ``count`` events were completed or failed."""
-        handler = cast(EventHandler, self.handler)
         for _ in range(within_turns):
             done = len(self.handler.completed) + len(self.handler.failed)
             if done >= count:
                 return
-            self.worker._assign_waiting(handler, self.pool)
-            turn = self.pool.turn(0.05)
-            self.worker._after_turn(handler, self.pool, turn.delivered, turn.ended)
+            self.turn()
         raise AssertionError(f"{count} events not settled: {self.handler}")
 
     def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
         self.pool.kill_all()
+        self.zygote.close()
+        os.waitpid(self.zygote.pid, 0)
+
+    def until_ended(self, pid: int, within_turns: int = 100) -> Ended:
+        for _ in range(within_turns):
+            if pid in self.ended:
+                return self.ended[pid]
+            self.turn()
+        raise AssertionError(f"instance {pid} did not end")
+
+    def turn(self) -> None:
+        handler = cast(EventHandler, self.handler)
+        self.worker._assign_waiting(handler, self.pool)
+        turn = self.pool.turn(0.05)
+        self.ended.update({end.child.pid: end for end in turn.ended})
+        self.worker._after_turn(handler, self.pool, turn.delivered, turn.ended)
 
 
 @pytest.fixture
-def harness() -> Harness:
-    return Harness()
+def harness() -> Iterator[Harness]:
+    harness = Harness()
+    yield harness
+    harness.close()
 
 
 @pytest.mark.timeout(10)
@@ -145,7 +170,8 @@ def test_task_runsInAFreshInstance_completedWithItsResultAndWrites(harness: Harn
 @pytest.mark.timeout(10)
 def test_eventWithoutTask_handledWholeInTheWorker_noInstance(harness: Harness) -> None:
     harness.take(b"no-task")
-    assert not harness.pool.children and not harness.worker._waiting
+    assert not harness.pool.children and not harness.pool.forking
+    assert not harness.worker._waiting
 
 
 @pytest.mark.timeout(10)
@@ -166,7 +192,7 @@ def test_eventThatCannotBeStepped_failsItsExecutionAsRuntime(harness: Harness) -
     ((raw, result),) = harness.handler.failed
     assert (raw, result.error) == (b"undecodable", "States.Runtime")
     assert "RuntimeError: cannot decode the event" in (result.cause or "")
-    assert not harness.pool.children
+    assert not harness.pool.children and not harness.pool.forking
 
 
 @pytest.mark.timeout(10)
@@ -174,7 +200,7 @@ def test_tasksBeyondConcurrency_waitForAnInstance() -> None:
     """With max_concurrency 1, a second task waits until the first instance is done."""
     harness = Harness(max_concurrency=1)
     harness.take(b"a", b"b")
-    assert len(harness.pool.children) == 1 and len(harness.worker._waiting) == 1
+    assert harness.pool.forking == 1 and len(harness.worker._waiting) == 2
     harness.until_settled(2)
     assert [raw for raw, _, _ in harness.handler.completed] == [b"a", b"b"]
     harness.close()
@@ -189,8 +215,7 @@ def test_reuse_oneInstanceServesItsTasksInSequence_thenExitsClean() -> None:
     pids = {result.output["pid"] for _, result, _ in harness.handler.completed}
     assert len(pids) == 1
     (pid,) = pids
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    assert harness.until_ended(pid).clean
     harness.close()
 
 
@@ -219,11 +244,10 @@ def test_reuse_grainTimedOut_nextTaskGetsAFreshInstance() -> None:
 
 @pytest.mark.timeout(10)
 def test_idleInstance_retired_exitsCleanNothingReported(harness: Harness) -> None:
-    child = harness.pool.fork(harness.worker._serve, grain="g", tasks=True)
+    harness.pool.request_fork("g")
+    while not (forked := harness.pool.turn(0.1).forked):
+        pass
+    (child,) = forked
     harness.pool.retire(child)
-    ended = []
-    while not ended:
-        ended = harness.pool.wait(0.1)
-    assert ended[0].clean
-    harness.worker._after_turn(cast(EventHandler, harness.handler), harness.pool, [], ended)
+    assert harness.until_ended(child.pid).clean
     assert harness.handler.completed == [] and harness.handler.failed == []

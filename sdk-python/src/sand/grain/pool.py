@@ -43,7 +43,7 @@ from sand.grain.child import ChildSetup, Work, child_main, prepare_parent
 from sand.grain.exits import ExitCode, explain_exit
 from sand.grain.limits import MemoryWatch, memory_limit_cause
 from sand.grain.result import GrainError, GrainResult, decode_result
-from sand.grain.zygote import Exit, Zygote
+from sand.grain.zygote import Exit, Forked, Zygote
 
 Clock = Callable[[], float]
 
@@ -146,6 +146,8 @@ class Turn:
     ended: list[Ended]
     delivered: list[Child]  # children that delivered the result of their assigned task
     ready: list[int]  # the caller's ``fds`` that are readable
+    forked: list[Child]  # instances the zygote forked on request_fork's request
+    fork_failures: list[str]  # why requested forks failed
 
 
 class Pool:
@@ -172,6 +174,9 @@ class Pool:
         # Forks on the pool's behalf (decision 0029): this process then never forks again.
         self._zygote = zygote
         self._statuses: dict[int, Exit] = {}  # ends the zygote reported
+        self._requested: list[tuple[str, int | None]] = []  # request_fork's, in order
+        self._forked: list[Child] = []
+        self._fork_failures: list[str] = []
         # A child that served a task and then is given no other within this is killed: a
         # reused instance does not hold its memory for ever.
         self._idle_limit_s = idle_limit_s
@@ -266,15 +271,32 @@ class Pool:
         assert self._zygote is not None
         if not tasks or work != self._zygote.work:
             raise ValueError("a zygote forks only task-serving instances of its own work")
-        started = self._clock()
         oom_kills = self._memory.oom_kills() if self._memory is not None else None
-        pid, read_fd, task_write = self._zygote.fork()
+        return self._adopt(self._zygote.fork(), grain, oom_kills)
+
+    def request_fork(self, grain: str) -> None:
+        """Have the zygote fork a task-serving instance without waiting for it: it is among
+        :attr:`children` (and :attr:`Turn.forked`) after the turn that brings it; a fork
+        that failed is in :attr:`Turn.fork_failures`."""
+        if self._zygote is None:
+            raise ValueError("only a pool with a zygote forks without waiting")
+        self._zygote.request()
+        self._requested.append(
+            (grain, self._memory.oom_kills() if self._memory is not None else None)
+        )
+
+    @property
+    def forking(self) -> int:
+        """Forks requested (:meth:`request_fork`) and not arrived yet."""
+        return len(self._requested)
+
+    def _adopt(self, forked: Forked, grain: str, oom_kills: int | None) -> Child:
         child = Child(
-            pid=pid, fd=read_fd, tasks_fd=task_write, grain=grain, started=started,
-            wire_limit_bytes=None, adopted=True,
+            pid=forked.pid, fd=forked.fd, tasks_fd=forked.tasks_fd, grain=grain,
+            started=self._clock(), wire_limit_bytes=None, adopted=True,
         )  # fmt: skip
         child.oom_kills_at_fork = oom_kills
-        self._children[pid] = child
+        self._children[child.pid] = child
         return child
 
     def assign(
@@ -358,7 +380,11 @@ class Pool:
         self._enforce_deadlines(now)
         ended = self._reap(now)
         delivered, self._delivered = self._delivered, []
-        return Turn(ended=ended, delivered=delivered, ready=ready)
+        forked, self._forked = self._forked, []
+        failures, self._fork_failures = self._fork_failures, []
+        return Turn(
+            ended=ended, delivered=delivered, ready=ready, forked=forked, fork_failures=failures
+        )
 
     def terminate(self) -> None:
         """SIGTERM the group of every busy child (it may still finish) and SIGKILL idle ones:
@@ -544,9 +570,19 @@ class Pool:
         return ended
 
     def _learn_exits(self) -> None:
-        """The exit statuses the zygote reported (raises ZygoteGone if it is gone)."""
-        assert self._zygote is not None
-        for end in self._zygote.exits():
+        """What the zygote reported: instances forked for us, failed forks, ends (raises
+        ZygoteGone if it is gone)."""
+        zygote = self._zygote
+        assert zygote is not None
+        zygote.poll()
+        for forked in zygote.take_forked():
+            grain, oom_kills = self._requested.pop(0) if self._requested else ("?", None)
+            self._forked.append(self._adopt(forked, grain, oom_kills))
+        for failure in zygote.take_failures():
+            if self._requested:
+                self._requested.pop(0)
+            self._fork_failures.append(failure)
+        for end in zygote.take_exits():
             if end.pid in self._children:
                 self._statuses[end.pid] = end
 

@@ -11,7 +11,8 @@ The zygote is forked with everything the worker built before it (the grain, its
 stores, the instance's code); it serves one request kind over a ``SOCK_SEQPACKET``
 pair:
 
-- ``F`` — fork an instance: the zygote makes its two pipes, forks a child that runs
+- ``F`` — fork an instance (the parent need not wait: :meth:`Zygote.request`, and
+  the answer comes with the other messages): the zygote makes its two pipes, forks a child that runs
   ``work`` under :func:`sand.grain.child.child_main` (``tasks_fd`` set), and answers
   ``P`` + the pid with the parent's ends (the result pipe's read end, the task pipe's
   write end) attached (``SCM_RIGHTS``). It keeps no end itself. A fork that fails is
@@ -60,6 +61,15 @@ class Exit:
     minflt: int  # minor page faults, its whole life
 
 
+@dataclass(frozen=True, slots=True)
+class Forked:
+    """An instance the zygote forked: the parent's ends of its pipes are now ours."""
+
+    pid: int
+    fd: int  # the read end of its result pipe
+    tasks_fd: int  # the write end of its task pipe
+
+
 class ZygoteGone(OSError):
     """The zygote exited (it was killed): no instance can be forked any more."""
 
@@ -72,6 +82,9 @@ class Zygote:
         self.work = work  # what its instances run
         self._sock = sock
         self._exits: list[Exit] = []
+        self._forked: list[Forked] = []
+        self._failures: list[str] = []
+        self._requested = 0
 
     @classmethod
     def start(
@@ -93,31 +106,45 @@ class Zygote:
         """Readable when the zygote reported an instance's end (or exited)."""
         return self._sock.fileno()
 
-    def fork(self) -> tuple[int, int, int]:
-        """Have the zygote fork an instance: its pid, the read end of its result pipe and
-        the write end of its task pipe. Raises OSError if the fork failed (the pids
-        limit), :class:`ZygoteGone` if the zygote is gone."""
+    @property
+    def pending(self) -> int:
+        """Forks requested and not answered yet."""
+        return self._requested
+
+    def request(self) -> None:
+        """Ask for an instance without waiting: it arrives with :meth:`poll` (the socket is
+        readable then) in :meth:`take_forked`, or its failure in :meth:`take_failures`.
+        Raises :class:`ZygoteGone` if the zygote is gone."""
         try:
             self._sock.send(b"F")
         except OSError as exc:
             raise ZygoteGone(f"the zygote {self.pid} is gone: {exc}") from exc
-        while True:
-            received = self._receive(block=True)
-            assert received is not None  # a blocking receive returns a message or raises
-            message, fds = received
-            if message[:1] == b"P" and len(fds) == 2:
-                (pid,) = _PID.unpack_from(message, 1)
-                return pid, fds[0], fds[1]
-            for fd in fds:  # not ours to keep
-                os.close(fd)
-            if message[:1] == b"E":
-                raise OSError(message[1:].decode(errors="replace"))
+        self._requested += 1
 
-    def exits(self) -> list[Exit]:
-        """Every instance that ended since the last call (reads what is waiting on the
-        socket without blocking)."""
-        while self._receive(block=False) is not None:
+    def fork(self) -> Forked:
+        """Ask for an instance and wait for one. Raises OSError if the fork failed (the
+        pids limit), :class:`ZygoteGone` if the zygote is gone."""
+        self.request()
+        while not self._forked:
+            if self._failures:
+                raise OSError(self._failures.pop(0))
+            self._receive(block=True)
+        return self._forked.pop(0)
+
+    def poll(self) -> None:
+        """Read every message waiting on the socket, without blocking."""
+        while self._receive(block=False):
             pass
+
+    def take_forked(self) -> list[Forked]:
+        forked, self._forked = self._forked, []
+        return forked
+
+    def take_failures(self) -> list[str]:
+        failures, self._failures = self._failures, []
+        return failures
+
+    def take_exits(self) -> list[Exit]:
         exits, self._exits = self._exits, []
         return exits
 
@@ -125,9 +152,9 @@ class Zygote:
         """Close the socket: the zygote exits, and its instances with it."""
         self._sock.close()
 
-    def _receive(self, *, block: bool) -> tuple[bytes, list[int]] | None:
-        """One message; an exit report is queued (and returned, with no fds). None when
-        not blocking and nothing waits."""
+    def _receive(self, *, block: bool) -> bool:
+        """Read one message into the lists it belongs to; False when not blocking and
+        nothing waits."""
         try:
             # socket.recv_fds would do, but ignores its flags up to Python 3.12
             message, ancillary, _, _ = self._sock.recvmsg(
@@ -136,21 +163,30 @@ class Zygote:
                 0 if block else socket.MSG_DONTWAIT,
             )
         except BlockingIOError:
-            return None
+            return False
         except OSError as exc:
             raise ZygoteGone(f"the zygote {self.pid} is gone: {exc}") from exc
         fds = array.array("i")
-        for level, kind, data in ancillary:
-            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        for level, cmsg_type, data in ancillary:
+            if level == socket.SOL_SOCKET and cmsg_type == socket.SCM_RIGHTS:
                 fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+        kind = message[:1]
+        if kind == b"P" and len(fds) == 2:
+            (pid,) = _PID.unpack_from(message, 1)
+            self._forked.append(Forked(pid, fds[0], fds[1]))
+            self._requested -= 1
+            return True
+        for fd in fds:  # not ours to keep
+            os.close(fd)
         if not message:
-            for fd in fds:
-                os.close(fd)
             raise ZygoteGone(f"the zygote {self.pid} exited")
-        if message[:1] == b"X":
+        if kind == b"X":
             pid, status, cpu_s, minflt = _EXIT.unpack_from(message, 1)
             self._exits.append(Exit(pid, status, cpu_s * 1000, minflt))
-        return message, list(fds)
+        elif kind == b"E":
+            self._failures.append(message[1:].decode(errors="replace"))
+            self._requested -= 1
+        return True
 
 
 def _serve(
