@@ -131,7 +131,11 @@ class GrainWorker:
             # Its instances died with it: their tasks fail, explained; the supervisor
             # restarts this worker (and so a zygote).
             _log(self._grain.name, "the zygote is gone", error=str(exc))
-            self._fail_all(handler, f"the instances of grain '{self._grain.name}' were lost: {exc}")
+            if self._stopping:  # the sandbox is being stopped: say so, and leave quietly
+                self._fail_all(handler, _stopped_failure(self._config.app, self._grain.name))
+                return
+            lost = f"the instances of grain '{self._grain.name}' were lost: {exc}"
+            self._fail_all(handler, GrainResult.failure(GrainError.RUNTIME, lost))
             raise
         finally:
             zygote.close()
@@ -181,9 +185,8 @@ class GrainWorker:
                     self._take(handler, pool, raw)
         self._shut_down(handler, pool, taking)
 
-    def _fail_all(self, handler: EventHandler, cause: str) -> None:
-        """Fail every task this worker holds (assigned or waiting) with ``cause``."""
-        failure = GrainResult.failure(GrainError.RUNTIME, cause)
+    def _fail_all(self, handler: EventHandler, failure: GrainResult) -> None:
+        """Fail every task this worker holds (assigned or waiting) with ``failure``."""
         for pending in [*self._assigned.values(), *self._waiting]:
             self._guarded(handler.complete, pending, failure, None)
         self._assigned.clear()

@@ -48,7 +48,7 @@ _PID = struct.Struct("!i")
 _FD = array.array("i")
 _EXIT = struct.Struct("!iidq")  # pid, status, CPU seconds, minor faults
 _MESSAGE_BYTES = 256
-_SIGNALS_TO_DEFAULT = (int(_signal.SIGTERM), int(_signal.SIGINT), int(_signal.SIGCHLD))
+_SIGNALS_TO_IGNORE = (int(_signal.SIGTERM), int(_signal.SIGINT), int(_signal.SIGHUP))
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,8 +199,11 @@ def _serve(
     """The zygote's life: fork on request, reap and report, until the parent is gone."""
     code = 1
     try:
-        for signum in _SIGNALS_TO_DEFAULT:
-            _signal.signal(signum, int(_signal.SIG_DFL))
+        # A stop's SIGTERM (or a terminal's SIGINT) to the whole group is the worker's to
+        # act on; the zygote leaves with it (its socket's end, or PR_SET_PDEATHSIG).
+        for signum in _SIGNALS_TO_IGNORE:
+            _signal.signal(signum, int(_signal.SIG_IGN))
+        _signal.signal(int(_signal.SIGCHLD), int(_signal.SIG_DFL))
         with contextlib.suppress(ValueError):
             _signal.set_wakeup_fd(-1)
         die_with_parent()
