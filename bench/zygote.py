@@ -16,10 +16,14 @@ collector frozen), the worker measures itself:
 * **zygote**: its ``RssAnon`` (``/proc/self/status``) and how many modules it holds;
 * **bare fork**: ``os.fork()``, child ``os._exit(0)``, ``os.wait4``: CPU of the parent
   (``time.process_time``) and of the child (the rusage of ``wait4``), and wall time;
-* **event**: one instance forked through the worker's own pool takes one INVOKE event of
-  the app's workflow from the queue and handles it end to end (the grain runs, its
-  outputs, backups, flag, record and result go to Redis): the child's CPU and minor page
-  faults over its whole life (``wait4`` rusage) and the wall time from the push to its exit.
+* **event**: one INVOKE event of the app's workflow, pushed on the grain's queue. Since
+  decision 0029 the worker takes it and steps the workflow (``EventHandler.begin``), an
+  instance its zygote forked runs the grain, and the worker completes the step (the
+  outputs, backups, flag, record and result go to Redis): the instance's CPU and minor
+  page faults over its whole life (as the zygote reaped it), the worker's and the
+  zygote's CPU for the event, and the wall time from the push to the instance's end. In
+  a tree from before it, the instance takes the event from the queue and handles it end
+  to end (``wait4`` rusage).
 
 Then it stops the supervisor and exits. ``--before REF`` measures the tree of git ref REF
 (exported with ``git archive`` to a temporary directory) beside this one, probes of the
