@@ -156,3 +156,34 @@ def test_auth_usesUsernameAndPassword_wrongPasswordIsAReplyError(tmp_path: Path)
     finally:
         server.send_signal(signal.SIGKILL)
         server.wait()
+
+
+def test_sendThenReceive_blockingCommandAnsweredWhenItsSocketIsReadable(
+    bus: LocalBus, server: redis.Redis
+) -> None:
+    """The worker's BRPOP: sent without waiting, its reply read once select says so."""
+    import select
+
+    fd = bus.send("BRPOP", "q", 5)
+    assert select.select([fd], [], [], 0.1)[0] == []  # nothing queued: no reply yet
+    server.lpush("q", b"event")
+    assert select.select([fd], [], [], 5)[0] == [fd]
+    assert bus.receive() == [b"q", b"event"]
+    assert bus.ping() == b"PONG"  # the connection goes on as usual
+
+
+def test_closeInherited_childDropsTheParentsConnection_parentKeepsIt(bus: LocalBus) -> None:
+    bus.ping()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            bus.close_inherited()
+            with pytest.raises(BusUnreachable):
+                bus.receive()  # nothing of the parent's left to read from
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert bus.ping() == b"PONG"
