@@ -261,8 +261,7 @@ class GrainWorker:
     def _idle_child(self, pool: Pool, *, fresh: bool) -> Child | None:
         """An idle instance (one that has run no task yet when ``fresh``), oldest first."""
         for child in pool.children:
-            idle = child.tasks_fd is not None and not (child.busy or child.killed or child.eof)
-            if idle and not (fresh and child.served):
+            if _idle(child) and not (fresh and child.served):
                 return child
         return None
 
@@ -293,7 +292,7 @@ class GrainWorker:
         """Fork children up to ``prefork`` idle ones; returns when to try again (the pool
         clock; infinity when nothing waits to be forked)."""
         children = pool.children
-        idle = sum(1 for c in children if not c.busy and c.tasks_fd is not None)
+        idle = sum(1 for c in children if _idle(c))
         busy = len(children) - idle
         idle += pool.forking
         last_take = max((c.taken_at for c in children if c.taken_at is not None), default=0.0)
@@ -419,6 +418,11 @@ def _signal_wake_fd() -> int:
     read_fd, write_fd = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
     return read_fd
+
+
+def _idle(child: Child) -> bool:
+    """Whether ``child`` can be assigned a task now."""
+    return child.tasks_fd is not None and not (child.busy or child.killed or child.eof)
 
 
 def _terminated(status: int) -> bool:

@@ -84,7 +84,6 @@ class Zygote:
         self._exits: list[Exit] = []
         self._forked: list[Forked] = []
         self._failures: list[str] = []
-        self._requested = 0
 
     @classmethod
     def start(
@@ -106,11 +105,6 @@ class Zygote:
         """Readable when the zygote reported an instance's end (or exited)."""
         return self._sock.fileno()
 
-    @property
-    def pending(self) -> int:
-        """Forks requested and not answered yet."""
-        return self._requested
-
     def request(self) -> None:
         """Ask for an instance without waiting: it arrives with :meth:`poll` (the socket is
         readable then) in :meth:`take_forked`, or its failure in :meth:`take_failures`.
@@ -119,7 +113,6 @@ class Zygote:
             self._sock.send(b"F")
         except OSError as exc:
             raise ZygoteGone(f"the zygote {self.pid} is gone: {exc}") from exc
-        self._requested += 1
 
     def fork(self) -> Forked:
         """Ask for an instance and wait for one. Raises OSError if the fork failed (the
@@ -174,7 +167,6 @@ class Zygote:
         if kind == b"P" and len(fds) == 2:
             (pid,) = _PID.unpack_from(message, 1)
             self._forked.append(Forked(pid, fds[0], fds[1]))
-            self._requested -= 1
             return True
         for fd in fds:  # not ours to keep
             os.close(fd)
@@ -185,7 +177,6 @@ class Zygote:
             self._exits.append(Exit(pid, status, cpu_s * 1000, minflt))
         elif kind == b"E":
             self._failures.append(message[1:].decode(errors="replace"))
-            self._requested -= 1
         return True
 
 
@@ -197,7 +188,6 @@ def _serve(
     prepare_tasks: Callable[[int], None],
 ) -> NoReturn:
     """The zygote's life: fork on request, reap and report, until the parent is gone."""
-    code = 1
     try:
         # A stop's SIGTERM (or a terminal's SIGINT) to the whole group is the worker's to
         # act on; the zygote leaves with it (its socket's end, or PR_SET_PDEATHSIG).
@@ -219,17 +209,17 @@ def _serve(
                     _, status, usage = os.wait4(pid, 0)
                     cpu_s = usage.ru_utime + usage.ru_stime
                     sock.send(b"X" + _EXIT.pack(pid, status, cpu_s, usage.ru_minflt))
-            if sock in readable or sock.fileno() in readable:
+            if sock in readable:
                 request = sock.recv(16)
                 if not request:
-                    _exit(0)
+                    os._exit(0)
                 _fork_instance(sock, work, setup, instances, prepare_tasks)
     except BaseException:  # the parent sees the socket close and stops forking
         with contextlib.suppress(BaseException):
             import traceback
 
             traceback.print_exc()
-    _exit(code)
+    os._exit(1)
 
 
 def _fork_instance(
@@ -267,7 +257,3 @@ def _fork_instance(
     finally:
         os.close(result_read)
         os.close(task_write)
-
-
-def _exit(code: int) -> NoReturn:
-    os._exit(code)
