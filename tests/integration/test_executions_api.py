@@ -3,7 +3,7 @@ execution's record, its history, idempotent starts by name.
 
 History events reach Cassandra the way a grain instance sends them: a HISTORY
 EventMessage (payload = JSON list of events) pushed to the host agent's queue, which
-publishes it to ``sand.history``; the recorder of group ``sand-history`` writes it. The
+publishes it to ``sand.history``; the recorder of group ``sand-records`` writes it. The
 tests push such messages themselves (built with ``sand_worker.bus``), so they check the
 recording and reading side whatever the instances emit; results go the same way through
 ``sand.results`` (RESULT/ERROR events), from real executions or pushed like the stop code

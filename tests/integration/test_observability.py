@@ -167,14 +167,14 @@ def test_invocations_move_frontend_and_agent_counters(
     lag = eventually(
         lambda: float(
             any(
-                n == "sand_agent_kafka_consumer_lag" and ls.get("group") == "sand-results"
+                n == "sand_agent_kafka_consumer_lag" and ls.get("group") == "sand-records"
                 for n, ls, _ in samples(agent(cluster_config))
             )
         ),
         1,
         timeout_s=30,
     )
-    assert lag == 1, "no sand_agent_kafka_consumer_lag{group=sand-results} on the agent"
+    assert lag == 1, "no sand_agent_kafka_consumer_lag{group=sand-records} on the agent"
 
 
 def test_timeout_is_counted(client: SandClient, cluster_config: ClusterConfig, app: str) -> None:

@@ -1,7 +1,8 @@
 """The executions of this app stopped on request, as this worker last read them.
 
 ``POST /v1/executions/{id}/stop`` adds the execution to ``sand:aborted:<app>`` on every
-host (decision 0018). The worker (the parent) reads that set every ``REFRESH_S`` and
+host (decision 0018). The worker (the parent) reads that set every ``REFRESH_S`` while
+it has work, and before the first event it takes after a quiet spell (decision 0030), and
 publishes it in an anonymous shared mapping made before any instance is forked, so an
 instance checks an event it took against it with no Redis round trip and no system call;
 the parent kills instances already running one. A stop therefore reaches every event

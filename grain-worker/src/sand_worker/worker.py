@@ -59,6 +59,10 @@ TAKE_TIMEOUT_S = 1
 TAKE_RETRY_S = 0.5
 # A reused instance left without a task this long after its last one is retired.
 IDLE_LIMIT_S = 5.0
+# A worker that took no event for this long, with no instance busy, stops re-reading the
+# app's stopped executions every REFRESH_S: the first event after the quiet spell reads
+# them before it is handled (decision 0030), so an idle worker wakes only for its BRPOP.
+QUIET_AFTER_S = 2.0
 # An instance's oom_score_adj (-1000..1000, 0 the default): at the sandbox's memory limit
 # the kernel kills instances before the worker or the sandbox's main process (decision 0022).
 INSTANCE_OOM_SCORE_ADJ = 500
@@ -88,6 +92,8 @@ class GrainWorker:
         self._waiting: deque[Pending] = deque()  # tasks no instance could take yet
         self._assigned: dict[int, Pending] = {}  # by instance pid
         self._fork_retry_at = 0.0  # after a fork failed
+        self._aborts_at = 0.0  # when the view of stopped executions is next read
+        self._took_at = -math.inf  # when the last event was taken
 
     def run(self) -> None:
         signal.signal(signal.SIGTERM, self._on_term)
@@ -143,7 +149,7 @@ class GrainWorker:
     def _loop(
         self, handler: EventHandler, client: LocalBus, taker: LocalBus, pool: Pool, wake_fd: int
     ) -> None:
-        ready_at = aborts_at = take_at = 0.0
+        ready_at = take_at = 0.0
         taking: int | None = None  # the taker's fd while its BRPOP is in flight
         while not self._stopping:
             self._assign_waiting(handler, pool)
@@ -155,9 +161,9 @@ class GrainWorker:
                 )
                 ready_at = now + READY_TTL_S / 3
                 self._metrics.in_flight(client, sum(1 for c in pool.children if c.busy))
-            if now >= aborts_at:
+            watching = self._watching_stops(pool, now)
+            if watching and now >= self._aborts_at:
                 self._stop_aborted(client, pool)
-                aborts_at = now + REFRESH_S
             if taking is None and now >= take_at and self._has_room(pool):
                 try:
                     taking = taker.send("BRPOP", self._queue, TAKE_TIMEOUT_S)
@@ -166,6 +172,7 @@ class GrainWorker:
                     take_at = now + TAKE_RETRY_S
             # Sleep until the next thing due (an event, a child's frame or exit, a signal
             # and the pool's own deadlines end the wait sooner): an idle worker does not tick.
+            aborts_at = self._aborts_at if watching else math.inf
             due = min(ready_at, aborts_at, refill_at, math.inf if taking else take_at)
             turn = pool.turn(
                 max(0.0, due - self._clock()),
@@ -182,7 +189,7 @@ class GrainWorker:
                 taking = None
                 raw = self._taken(taker)
                 if raw is not None:
-                    self._take(handler, pool, raw)
+                    self._take(handler, client, pool, raw)
         self._shut_down(handler, pool, taking)
 
     def _fail_all(self, handler: EventHandler, failure: GrainResult) -> None:
@@ -212,8 +219,11 @@ class GrainWorker:
             return None
         return None if item is None else bytes(item[1])
 
-    def _take(self, handler: EventHandler, pool: Pool, raw: bytes) -> None:
+    def _take(self, handler: EventHandler, client: LocalBus, pool: Pool, raw: bytes) -> None:
         """Handle event ``raw`` up to its task, and give that to an instance."""
+        self._took_at = now = self._clock()
+        if now >= self._aborts_at:  # after a quiet spell: the view may be stale
+            self._stop_aborted(client, pool)
         if self._of_stopped(raw):
             self._guarded(handler.drop, raw)  # its execution was stopped: it ends here
             return
@@ -310,9 +320,19 @@ class GrainWorker:
             idle += 1
         return math.inf
 
+    def _watching_stops(self, pool: Pool, now: float) -> bool:
+        """Whether the view of stopped executions is kept fresh now: while an instance is
+        busy, a task waits, or an event was taken lately."""
+        return (
+            bool(self._waiting)
+            or now - self._took_at < QUIET_AFTER_S
+            or any(c.busy for c in pool.children)
+        )
+
     def _stop_aborted(self, client: LocalBus, pool: Pool) -> None:
         """Publish the app's stopped executions to the instances, and kill the instances
         serving one of them now."""
+        self._aborts_at = self._clock() + REFRESH_S
         try:
             stopped = self._aborted.refresh(client)
         except Exception as exc:  # Redis away: the next tick tries again

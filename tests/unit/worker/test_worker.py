@@ -19,9 +19,12 @@ from sand.grain.child import ChildSetup, prepare_parent
 from sand.grain.pool import Ended, Pool, prepare_task_pipe
 from sand.grain.result import GrainError, GrainResult
 from sand.grain.zygote import Zygote
+from sand.localbus import LocalBus
+from sand_bus.ttypes import EventKind, EventMessage
+from sand_worker.bus import encode
 from sand_worker.config import WorkerConfig
 from sand_worker.instance import EventHandler, Grain
-from sand_worker.worker import GrainWorker
+from sand_worker.worker import QUIET_AFTER_S, GrainWorker
 
 
 @dataclass(frozen=True)
@@ -38,10 +41,17 @@ class FakePending:
 
 
 class FakeBus:
-    """Takes the metrics' pipelines (counted, not sent)."""
+    """Takes the metrics' pipelines (counted, not sent) and serves the app's stopped
+    executions (``stopped``; reads counted)."""
 
     def __init__(self) -> None:
         self.pipelines = 0
+        self.stopped: list[bytes] = []
+        self.stop_reads = 0
+
+    def zrevrange(self, key: str, start: int, end: int) -> list[bytes]:
+        self.stop_reads += 1
+        return self.stopped
 
     def pipeline(self, transaction: bool = False) -> FakeBus:
         self.pipelines += 1
@@ -64,6 +74,10 @@ class FakeEventHandler:
     client: FakeBus = field(default_factory=FakeBus)
     completed: list[tuple[bytes, GrainResult, str | None]] = field(default_factory=list)
     failed: list[tuple[bytes, GrainResult]] = field(default_factory=list)
+    dropped: list[bytes] = field(default_factory=list)
+
+    def drop(self, raw: bytes) -> None:
+        self.dropped.append(raw)
 
     def begin(self, raw: bytes) -> FakePending | None:
         if raw == b"undecodable":
@@ -116,7 +130,8 @@ class Harness:
 
     def take(self, *events: bytes) -> None:
         for raw in events:
-            self.worker._take(cast(EventHandler, self.handler), self.pool, raw)
+            client = cast(LocalBus, self.handler.client)
+            self.worker._take(cast(EventHandler, self.handler), client, self.pool, raw)
 
     def until_settled(self, count: int, within_turns: int = 100) -> None:
         """Run turns until ``count`` events were completed or failed."""
@@ -168,6 +183,32 @@ def test_task_runsInAFreshInstance_completedWithItsResultAndWrites(harness: Harn
     pids = {result.output["pid"] for result, _ in results.values()}
     assert len(pids) == 2 and os.getpid() not in pids
     harness.close()
+
+
+@pytest.mark.timeout(10)
+def test_quietWorker_readsStoppedExecutionsAtItsNextTake_andDropsTheirEvents(
+    harness: Harness,
+) -> None:
+    """An idle worker does not re-read the stopped executions on a timer (it would wake 4
+    times a second for nothing); the first event after the quiet spell reads them first,
+    so an event of an execution stopped meanwhile is still dropped, not run."""
+    worker, client = harness.worker, harness.handler.client
+    assert not worker._watching_stops(harness.pool, now=QUIET_AFTER_S + 1)
+    client.stopped = [b"stopped-1"]
+    stopped = encode(EventMessage(execution_id="stopped-1", kind=EventKind.TASK))
+    harness.take(stopped)
+    assert client.stop_reads == 1 and harness.handler.dropped == [stopped]
+    assert not harness.pool.children and not harness.pool.forking
+    # now busy lately: the view stays fresh for REFRESH_S, the next take reads nothing
+    assert worker._watching_stops(harness.pool, now=worker._clock())
+    other = encode(EventMessage(execution_id="running-1", kind=EventKind.TASK))
+    harness.take(other)
+    harness.until_settled(1)
+    assert client.stop_reads == 1 and harness.handler.dropped == [stopped]
+    handled = [raw for raw, _, _ in harness.handler.completed] + [
+        raw for raw, _ in harness.handler.failed
+    ]
+    assert handled == [other]  # given to an instance, not dropped
 
 
 @pytest.mark.timeout(10)

@@ -81,13 +81,14 @@ const string REDIS_APP_USER = "sand-app-{app}"
 // FINISHED/FAILED), key = execution id. The host agent that owns a partition tracks its
 // flags, commits up to the first unfinished event and replays a dead host's work.
 const string TOPIC_GRAIN = "sand.{app}.{grain}"
-const string TOPIC_RESULTS = "sand.results"              // final RESULT/ERROR events; recorded in Cassandra by group sand-results
+const string TOPIC_RESULTS = "sand.results"              // final RESULT/ERROR events; recorded in Cassandra by group sand-records
 const string KAFKA_GROUP_HOSTS = "sand-hosts"            // consumer group of the host agents' global bus
-const string KAFKA_GROUP_RESULTS = "sand-results"        // consumer group that records results in Cassandra
 // HISTORY events (per-state execution history, JSON list in the payload), key = execution id;
-// recorded in Cassandra by group sand-history (decision 0018)
+// recorded in Cassandra by group sand-records (decision 0018)
 const string TOPIC_HISTORY = "sand.history"
-const string KAFKA_GROUP_HISTORY = "sand-history"        // consumer group that records history in Cassandra
+// consumer group that records results and history in Cassandra, both topics in one consumer
+// (decision 0030)
+const string KAFKA_GROUP_RECORDS = "sand-records"
 // Headers of an INVOKE event (decision 0018): the client-chosen execution name of an idempotent
 // start; and for a redrive, the top-level state to start at, its input (JSON), the workflow
 // variables it had then (JSON object, decision 0020), the redrive's number and the original

@@ -3,9 +3,8 @@ package dev.sand.agent;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.EventLoops;
+import dev.sand.agent.bus.ExecutionRecorder;
 import dev.sand.agent.bus.GlobalBus;
-import dev.sand.agent.bus.HistoryRecorder;
-import dev.sand.agent.bus.ResultRecorder;
 import dev.sand.agent.data.DataRequests;
 import dev.sand.agent.data.GlobalData;
 import dev.sand.agent.metrics.AgentMetrics;
@@ -111,8 +110,7 @@ public final class HostAgent implements AutoCloseable {
   private volatile Deployer deployer;
   private volatile EventLoops loops;
   private volatile GlobalBus globalBus;
-  private volatile ResultRecorder recorder;
-  private volatile HistoryRecorder historyRecorder;
+  private volatile ExecutionRecorder recorder;
   private volatile DataRequests dataRequests;
   private volatile Thread appSync;
   private final AgentMetrics metrics;
@@ -410,16 +408,11 @@ public final class HostAgent implements AutoCloseable {
                         created::note);
                 bus.start();
                 globalBus = bus;
-                ResultRecorder results =
-                    new ResultRecorder(
-                        config.kafka(), "sand-results-" + config.hostId(), clients.cassandra());
-                results.start();
-                recorder = results;
-                HistoryRecorder history =
-                    new HistoryRecorder(
-                        config.kafka(), "sand-history-" + config.hostId(), clients.cassandra());
-                history.start();
-                historyRecorder = history;
+                ExecutionRecorder records =
+                    new ExecutionRecorder(
+                        config.kafka(), "sand-records-" + config.hostId(), clients.cassandra());
+                records.start();
+                recorder = records;
                 DataRequests requests =
                     new DataRequests(
                         clients.redis(),
@@ -523,13 +516,9 @@ public final class HostAgent implements AutoCloseable {
     if (bus != null) {
       all.putAll(bus.counters());
     }
-    ResultRecorder results = recorder;
-    if (results != null) {
-      all.putAll(results.counters());
-    }
-    HistoryRecorder history = historyRecorder;
-    if (history != null) {
-      all.putAll(history.counters());
+    ExecutionRecorder records = recorder;
+    if (records != null) {
+      all.putAll(records.counters());
     }
     DataRequests requests = dataRequests;
     if (requests != null) {
@@ -556,13 +545,9 @@ public final class HostAgent implements AutoCloseable {
     if (bus != null) {
       bus.close();
     }
-    ResultRecorder results = recorder;
-    if (results != null) {
-      results.close();
-    }
-    HistoryRecorder history = historyRecorder;
-    if (history != null) {
-      history.close();
+    ExecutionRecorder records = recorder;
+    if (records != null) {
+      records.close();
     }
     DataRequests requests = dataRequests;
     if (requests != null) {

@@ -36,6 +36,7 @@ public final class CassandraStore implements AutoCloseable {
   private final ExecutionTable executions;
   private final HistoryTable history;
   private final NameTable names;
+  private final ExecutionRecords records;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
     this.config = config;
@@ -52,6 +53,7 @@ public final class CassandraStore implements AutoCloseable {
     this.names =
         new NameTable(
             session, config.keyspace(), where, config.retentionSeconds(), Clock.systemUTC());
+    this.records = new ExecutionRecords(session, executions, history);
   }
 
   /** The names of idempotent starts. */
@@ -62,6 +64,11 @@ public final class CassandraStore implements AutoCloseable {
   /** Execution records, their listing and the names of idempotent starts. */
   public ExecutionTable executions() {
     return executions;
+  }
+
+  /** Starts, history events and ends of executions, written together (the recorders'). */
+  public ExecutionRecords records() {
+    return records;
   }
 
   /** Executions' history events. */

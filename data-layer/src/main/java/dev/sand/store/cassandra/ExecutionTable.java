@@ -19,9 +19,11 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -75,28 +77,45 @@ public final class ExecutionTable {
   // -- writes ------------------------------------------------------------------------------------
 
   /**
-   * Records that each execution of {@code starts} is RUNNING (started or redriven), then its
-   * listing row. Prepares statements on first use (blocking, once).
+   * Adds to {@code writes} what records {@code starts} (RUNNING: started or redriven) and {@code
+   * ends}: each execution's row and its listing row. The start and the end of a short execution
+   * then travel in one batch and become one mutation per row: Cassandra merges a batch's statements
+   * per partition, each cell keeping its own statement's timestamp. The executions whose listing
+   * row must be written from their merged row (a redrive, an end without its start time) are added
+   * to {@code relist}, for {@link #relist} once the writes were taken. Prepares statements on first
+   * use (blocking, once).
    */
-  public CompletionStage<Void> recordStarts(List<ExecutionStart> starts) {
+  void writes(
+      List<ExecutionStart> starts,
+      List<ExecutionEnd> ends,
+      List<Batches.Write> writes,
+      Set<String> relist) {
     PreparedStatement start = statements.prepare(START);
     PreparedStatement redrive = statements.prepare(REDRIVE);
-    prepareRelist();
-    List<CompletableFuture<?>> all = new ArrayList<>();
     PreparedStatement listStart = statements.prepare(LIST_START);
+    PreparedStatement end = statements.prepare(END);
+    PreparedStatement endStarted = statements.prepare(END_STARTED);
+    PreparedStatement listEnd = statements.prepare(LIST_END);
+    prepareRelist();
     for (ExecutionStart s : starts) {
       long timestamp = s.at().toEpochMilli() * 1000;
-      BoundStatement write =
-          s.redriven()
-              ? redrive.bind(
-                  ttlSeconds,
-                  timestamp,
-                  s.app(),
-                  s.workflow(),
-                  ExecutionStatus.RUNNING.name(),
-                  s.redriveCount(),
-                  s.executionId())
-              : start.bind(
+      if (s.redriven()) {
+        writes.add(
+            write(
+                redrive.bind(
+                    ttlSeconds,
+                    timestamp,
+                    s.app(),
+                    s.workflow(),
+                    ExecutionStatus.RUNNING.name(),
+                    s.redriveCount(),
+                    s.executionId())));
+        relist.add(s.executionId());
+        continue;
+      }
+      writes.add(
+          write(
+              start.bind(
                   ttlSeconds,
                   timestamp,
                   s.app(),
@@ -106,37 +125,22 @@ public final class ExecutionTable {
                   s.name(),
                   s.startedAt(),
                   s.redriveCount(),
-                  s.executionId());
-      if (s.redriven()) {
-        all.add(writeThenRelist(write, s.executionId()));
-        continue;
-      }
-      all.add(execute(write).toCompletableFuture());
-      all.add(
-          execute(
-                  listStart.bind(
-                      ttlSeconds,
-                      timestamp,
-                      s.workflow(),
-                      ExecutionStatus.RUNNING.name(),
-                      s.name(),
-                      s.redriveCount(),
-                      s.app(),
-                      day(s.startedAt()),
-                      s.startedAt(),
-                      s.executionId()))
-              .toCompletableFuture());
+                  s.executionId()),
+              s.input()));
+      writes.add(
+          write(
+              listStart.bind(
+                  ttlSeconds,
+                  timestamp,
+                  s.workflow(),
+                  ExecutionStatus.RUNNING.name(),
+                  s.name(),
+                  s.redriveCount(),
+                  s.app(),
+                  day(s.startedAt()),
+                  s.startedAt(),
+                  s.executionId())));
     }
-    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
-  }
-
-  /** Records how each execution of {@code ends} ended, then its listing row. */
-  public CompletionStage<Void> recordEnds(List<ExecutionEnd> ends) {
-    PreparedStatement end = statements.prepare(END);
-    PreparedStatement endStarted = statements.prepare(END_STARTED);
-    prepareRelist();
-    List<CompletableFuture<?>> all = new ArrayList<>();
-    PreparedStatement listEnd = statements.prepare(LIST_END);
     for (ExecutionEnd e : ends) {
       long timestamp = e.finishedAt().toEpochMilli() * 1000 + END_TIMESTAMP_OFFSET_US;
       // the same cells either way; with its start time when the result document says it
@@ -151,32 +155,36 @@ public final class ExecutionTable {
         e.cause(),
         e.finishedAt()
       };
-      BoundStatement write =
-          e.startedAt() == null
-              ? end.bind(append(cells, e.executionId()))
-              : endStarted.bind(append(cells, e.startedAt(), e.executionId()));
       if (e.startedAt() == null) {
-        all.add(writeThenRelist(write, e.executionId()));
+        writes.add(write(end.bind(append(cells, e.executionId())), e.output(), e.cause()));
+        relist.add(e.executionId());
         continue;
       }
-      all.add(execute(write).toCompletableFuture());
-      all.add(
-          execute(
-                  listEnd.bind(
-                      ttlSeconds,
-                      timestamp,
-                      e.workflow(),
-                      e.status().name(),
-                      e.finishedAt(),
-                      e.error(),
-                      e.cause(),
-                      e.app(),
-                      day(e.startedAt()),
-                      e.startedAt(),
-                      e.executionId()))
-              .toCompletableFuture());
+      writes.add(
+          write(
+              endStarted.bind(append(cells, e.startedAt(), e.executionId())),
+              e.output(),
+              e.cause()));
+      writes.add(
+          write(
+              listEnd.bind(
+                  ttlSeconds,
+                  timestamp,
+                  e.workflow(),
+                  e.status().name(),
+                  e.finishedAt(),
+                  e.error(),
+                  e.cause(),
+                  e.app(),
+                  day(e.startedAt()),
+                  e.startedAt(),
+                  e.executionId()),
+              e.cause()));
     }
-    return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+  }
+
+  private static Batches.Write write(BoundStatement statement, String... texts) {
+    return new Batches.Write(statement.setConsistencyLevel(CONSISTENCY), Batches.size(texts));
   }
 
   private static Object[] append(Object[] head, Object... tail) {
@@ -185,8 +193,15 @@ public final class ExecutionTable {
     return all;
   }
 
-  private CompletableFuture<Void> writeThenRelist(BoundStatement write, String executionId) {
-    return execute(write).thenCompose(done -> relist(executionId)).toCompletableFuture();
+  /**
+   * Writes the listing rows of {@code executionIds} from their merged rows (see the class comment),
+   * after their own writes were taken.
+   */
+  CompletionStage<Void> relist(Collection<String> executionIds) {
+    return CompletableFuture.allOf(
+        executionIds.stream()
+            .map(id -> relist(id).toCompletableFuture())
+            .toArray(CompletableFuture[]::new));
   }
 
   /** Writes the listing row of {@code executionId} from its merged row (see the class comment). */

@@ -11,8 +11,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 
 /**
  * Executions' history events ({@link CassandraSchema#EXECUTION_HISTORY}): one partition per
@@ -26,7 +24,7 @@ import java.util.concurrent.CompletionStage;
  * recorder at a time sees an execution). A batch recorded twice counts twice, so the cap errs on
  * the side of keeping fewer events, never more.
  *
- * <p>Thread-safe; {@link #record} is meant for one recorder thread (the counts it keeps in memory
+ * <p>Thread-safe; {@link #writes} is meant for one recorder thread (the counts it keeps in memory
  * are updated after Cassandra took a batch).
  */
 public final class HistoryTable {
@@ -37,7 +35,6 @@ public final class HistoryTable {
   // how many executions' counts are remembered between batches
   private static final int KNOWN_COUNTS = 10_000;
 
-  private final CqlSession session;
   private final int ttlSeconds;
   private final int cap;
   private final Statements statements;
@@ -53,19 +50,20 @@ public final class HistoryTable {
           });
 
   HistoryTable(CqlSession session, String keyspace, String where, int ttlSeconds, int cap) {
-    this.session = session;
     this.statements = new Statements(session, keyspace, where);
     this.ttlSeconds = ttlSeconds;
     this.cap = cap;
   }
 
   /**
-   * Records {@code entries} (in order per execution) up to each execution's cap. Reads the counts
-   * of executions not seen before (blocking, one query each); the writes are sent without waiting.
+   * Adds to {@code writes} what records {@code entries} (in order per execution) up to each
+   * execution's cap: the events and each execution's count. Reads the counts of executions not seen
+   * before (blocking, one query each).
    *
-   * @return a stage that completes when Cassandra took every write
+   * @return what to run once Cassandra took the writes: it remembers the new counts
+   * @throws StoreException when a count cannot be read
    */
-  public CompletionStage<Void> record(List<HistoryEntry> entries) {
+  Runnable writes(List<HistoryEntry> entries, List<Batches.Write> writes) {
     Map<String, List<HistoryEntry>> byExecution = new LinkedHashMap<>();
     for (HistoryEntry entry : entries) {
       byExecution.computeIfAbsent(entry.executionId(), id -> new ArrayList<>()).add(entry);
@@ -73,36 +71,30 @@ public final class HistoryTable {
     PreparedStatement insert = statements.prepare(INSERT);
     PreparedStatement count = statements.prepare(COUNT);
     PreparedStatement countTruncated = statements.prepare(COUNT_TRUNCATED);
-    List<Batches.Write> writes = new ArrayList<>();
     Map<String, Integer> after = new LinkedHashMap<>();
-    try {
-      for (Map.Entry<String, List<HistoryEntry>> execution : byExecution.entrySet()) {
-        String id = execution.getKey();
-        int before = known(id, execution.getValue());
-        List<HistoryEntry> kept = admitted(before, execution.getValue(), cap);
-        for (HistoryEntry entry : kept) {
-          writes.add(
-              new Batches.Write(
-                  insert
-                      .bind(
-                          id, entry.atMs(), entry.batch(), entry.index(), entry.event(), ttlSeconds)
-                      .setConsistencyLevel(CONSISTENCY),
-                  Batches.size(entry.event(), entry.batch())));
-        }
-        int total = before + kept.size();
-        boolean truncated = kept.size() < execution.getValue().size();
+    for (Map.Entry<String, List<HistoryEntry>> execution : byExecution.entrySet()) {
+      String id = execution.getKey();
+      int before = known(id, execution.getValue());
+      List<HistoryEntry> kept = admitted(before, execution.getValue(), cap);
+      for (HistoryEntry entry : kept) {
         writes.add(
             new Batches.Write(
-                (truncated ? countTruncated : count)
-                    .bind(ttlSeconds, total, id)
+                insert
+                    .bind(id, entry.atMs(), entry.batch(), entry.index(), entry.event(), ttlSeconds)
                     .setConsistencyLevel(CONSISTENCY),
-                Batches.size()));
-        after.put(id, total);
+                Batches.size(entry.event(), entry.batch())));
       }
-    } catch (StoreException e) {
-      return CompletableFuture.failedFuture(e);
+      int total = before + kept.size();
+      boolean truncated = kept.size() < execution.getValue().size();
+      writes.add(
+          new Batches.Write(
+              (truncated ? countTruncated : count)
+                  .bind(ttlSeconds, total, id)
+                  .setConsistencyLevel(CONSISTENCY),
+              Batches.size()));
+      after.put(id, total);
     }
-    return Batches.send(session, writes).thenRun(() -> counts.putAll(after));
+    return () -> counts.putAll(after);
   }
 
   /**

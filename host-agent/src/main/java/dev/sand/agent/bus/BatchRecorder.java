@@ -23,11 +23,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Records one topic in Cassandra, in one consumer group: whichever hosts are alive share the
+ * Records topics in Cassandra, in one consumer group: whichever hosts are alive share the
  * partitions, and offsets are committed only after Cassandra took the batch, so what a host
- * produced is recorded even when it died right after. The recorders of {@link ResultRecorder}
- * (results) and {@link HistoryRecorder} (history events) differ only in how a record is read and
- * stored.
+ * produced is recorded even when it died right after. {@link ExecutionRecorder} says how a record
+ * is read and stored.
  *
  * <p>Batches are what one poll returns (Kafka gathers up to {@code fetch.max.wait.ms}): Cassandra's
  * CPU is per request more than per row. A batch Cassandra did not take is read again from its first
@@ -49,14 +48,18 @@ final class BatchRecorder<T> implements AutoCloseable {
   /**
    * What is recorded and how.
    *
-   * @param topic the topic consumed
-   * @param group its consumer group
-   * @param what what a record is, for thread names, logs and counters ({@code results})
-   * @param read a record's value as the items to store (none for a record to ignore)
+   * @param topics the topics consumed
+   * @param group their consumer group
+   * @param what what a record is, for thread names and logs ({@code execution})
+   * @param read a record as the items to store (none for a record to ignore)
    * @param store writes a batch of items
    */
   record Recording<T>(
-      String topic, String group, String what, Function<byte[], List<T>> read, Store<T> store) {}
+      List<String> topics,
+      String group,
+      String what,
+      Function<ConsumerRecord<String, byte[]>, List<T>> read,
+      Store<T> store) {}
 
   private final Recording<T> recording;
   private final ConsumerLoop loop;
@@ -71,8 +74,10 @@ final class BatchRecorder<T> implements AutoCloseable {
       Supplier<CassandraStore> cassandra,
       Recording<T> recording) {
     Properties tuning = new Properties();
-    // records are off every path: wait for a fuller fetch, and spend less CPU on empty ones
-    tuning.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 250);
+    // records are off every path: wait for a fuller fetch, and spend less CPU on empty ones (an
+    // idle stack's broker answers two empty fetches a second here; a record is in Cassandra at
+    // most ~0.5 s after it was published)
+    tuning.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 500);
     tuning.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 16 * 1024);
     this.recording = recording;
     this.loop =
@@ -88,14 +93,15 @@ final class BatchRecorder<T> implements AutoCloseable {
 
   /** Starts consuming. */
   void start() {
-    consumer.subscribe(List.of(recording.topic()));
+    consumer.subscribe(recording.topics());
     loop.start(this::recordOnce, () -> {});
   }
 
-  /** Counters under {@code prefix} for {@code /health}. */
-  Map<String, Long> counters(String prefix) {
-    return Map.of(
-        prefix + "recorded", recorded.get(), prefix + "record_errors", recordErrors.get());
+  /**
+   * Counters for {@code /health}: records recorded, and records Cassandra refused or did not take.
+   */
+  Map<String, Long> counters() {
+    return Map.of("recorded", recorded.get(), "record_errors", recordErrors.get());
   }
 
   private void recordOnce() {
@@ -105,7 +111,7 @@ final class BatchRecorder<T> implements AutoCloseable {
     }
     List<T> batch = new ArrayList<>();
     for (ConsumerRecord<String, byte[]> record : records) {
-      batch.addAll(recording.read().apply(record.value()));
+      batch.addAll(recording.read().apply(record));
     }
     if (store(batch)) {
       consumer.commitSync();

@@ -56,10 +56,13 @@ public final class AgentMetrics implements MultiCollector {
               "backups_not_needed",
               counter("sand_agent_backups_not_needed", "Backups dropped: their event finished")),
           Map.entry(
-              "recorded", counter("sand_agent_results_recorded", "Results written to Cassandra")),
+              "recorded",
+              counter(
+                  "sand_agent_records_recorded",
+                  "Result and history records written to Cassandra")),
           Map.entry(
               "record_errors",
-              counter("sand_agent_result_record_errors", "Result batches Cassandra refused")),
+              counter("sand_agent_record_errors", "Result and history records Cassandra refused")),
           Map.entry(
               "delivered",
               counter("sand_agent_global_events_delivered", "Events taken from the global bus")),

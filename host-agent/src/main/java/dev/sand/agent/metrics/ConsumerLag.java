@@ -22,8 +22,7 @@ import org.apache.kafka.common.TopicPartition;
  * scrape every few seconds must not become a stream of admin requests. Thread-safe.
  */
 final class ConsumerLag {
-  static final List<String> GROUPS =
-      List.of(Topics.HOSTS_GROUP, Topics.RESULTS_GROUP, Topics.HISTORY_GROUP);
+  static final List<String> GROUPS = List.of(Topics.HOSTS_GROUP, Topics.RECORDS_GROUP);
   private static final long MAX_AGE_NS = TimeUnit.SECONDS.toNanos(10);
   private static final long TIMEOUT_MS = 2000;
 

@@ -55,7 +55,7 @@ class RecordMappingTest {
             .toBytes();
 
     ExecutionEnd end =
-        ResultRecorder.toEnd(EventCodec.encode(event(EventKind.RESULT, doc))).orElseThrow();
+        ExecutionRecorder.toEnd(EventCodec.encode(event(EventKind.RESULT, doc))).orElseThrow();
 
     assertThat(end.status()).isEqualTo(ExecutionStatus.SUCCEEDED);
     assertThat(end.output()).isEqualTo("{\"total\":3}");
@@ -75,7 +75,7 @@ class RecordMappingTest {
                 + "\"finished_ms\":2000}");
 
     ExecutionEnd end =
-        ResultRecorder.toEnd(EventCodec.encode(event(EventKind.RESULT, doc))).orElseThrow();
+        ExecutionRecorder.toEnd(EventCodec.encode(event(EventKind.RESULT, doc))).orElseThrow();
 
     assertThat(end.startedAt()).isEqualTo(Instant.ofEpochMilli(1500));
   }
@@ -91,7 +91,7 @@ class RecordMappingTest {
                 + "\"cause\":\"stopped by ada\",\"finished_ms\":3000}");
 
     ExecutionEnd end =
-        ResultRecorder.toEnd(EventCodec.encode(event(EventKind.ERROR, doc))).orElseThrow();
+        ExecutionRecorder.toEnd(EventCodec.encode(event(EventKind.ERROR, doc))).orElseThrow();
 
     assertThat(end.status()).isEqualTo(ExecutionStatus.ABORTED);
     assertThat(end.error()).isEqualTo("States.Aborted");
@@ -104,7 +104,7 @@ class RecordMappingTest {
   void errorWithoutDocument_isFailedFromTheEventsFields() {
     EventMessage error = event(EventKind.ERROR, utf8("not json")).setError("Boom").setCause("x");
 
-    ExecutionEnd end = ResultRecorder.toEnd(EventCodec.encode(error)).orElseThrow();
+    ExecutionEnd end = ExecutionRecorder.toEnd(EventCodec.encode(error)).orElseThrow();
 
     assertThat(end.status()).isEqualTo(ExecutionStatus.FAILED);
     assertThat(end.error()).isEqualTo("Boom");
@@ -114,9 +114,9 @@ class RecordMappingTest {
   /** Anything but RESULT/ERROR on the results topic records nothing. */
   @Test
   void otherKinds_recordNothing() {
-    assertThat(ResultRecorder.toEnd(EventCodec.encode(event(EventKind.TASK, utf8("{}")))))
+    assertThat(ExecutionRecorder.toEnd(EventCodec.encode(event(EventKind.TASK, utf8("{}")))))
         .isEmpty();
-    assertThat(ResultRecorder.toEnd(new byte[] {1, 2, 3})).isEmpty();
+    assertThat(ExecutionRecorder.toEnd(new byte[] {1, 2, 3})).isEmpty();
   }
 
   /**
@@ -133,8 +133,8 @@ class RecordMappingTest {
             + "{\"type\":\"StateEntered\",\"at_ms\":10,\"state\":\"A\"},"
             + "{\"type\":\"WaitEnded\",\"state\":\"B\"}]";
 
-    HistoryRecorder.Recorded recorded =
-        HistoryRecorder.toRecorded(EventCodec.encode(event(EventKind.HISTORY, utf8(events))))
+    ExecutionRecorder.Recorded recorded =
+        ExecutionRecorder.toRecorded(EventCodec.encode(event(EventKind.HISTORY, utf8(events))))
             .orElseThrow();
 
     assertThat(recorded.entries())
@@ -166,7 +166,7 @@ class RecordMappingTest {
             + "\"input\":{\"b\":2},\"redrive_count\":2}]";
 
     ExecutionStart start =
-        HistoryRecorder.toRecorded(EventCodec.encode(event(EventKind.HISTORY, utf8(events))))
+        ExecutionRecorder.toRecorded(EventCodec.encode(event(EventKind.HISTORY, utf8(events))))
             .orElseThrow()
             .starts()
             .get(0);
@@ -182,10 +182,10 @@ class RecordMappingTest {
   @Test
   void notAHistoryList_recordsNothing() {
     assertThat(
-            HistoryRecorder.toRecorded(
+            ExecutionRecorder.toRecorded(
                 EventCodec.encode(event(EventKind.HISTORY, utf8("{\"type\":\"x\"}")))))
         .isEmpty();
-    assertThat(HistoryRecorder.toRecorded(EventCodec.encode(event(EventKind.RESULT, utf8("[]")))))
+    assertThat(ExecutionRecorder.toRecorded(EventCodec.encode(event(EventKind.RESULT, utf8("[]")))))
         .isEmpty();
   }
 }

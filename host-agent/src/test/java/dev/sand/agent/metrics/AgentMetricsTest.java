@@ -50,7 +50,7 @@ class AgentMetricsTest {
         .contains("sand_agent_backups_acknowledged_total 11.0")
         .contains("sand_agent_recovery_events_total{kind=\"sandbox_replay\"} 2.0")
         .contains("sand_agent_recovery_events_total{kind=\"watchdog_restart\"} 1.0")
-        .contains("sand_agent_results_recorded_total 5.0")
+        .contains("sand_agent_records_recorded_total 5.0")
         .contains("sand_agent_sandboxes{app=\"shop\"} 1.0")
         .doesNotContain("not_a_known_counter");
   }

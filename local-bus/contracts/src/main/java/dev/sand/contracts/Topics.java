@@ -11,25 +11,25 @@ import java.util.regex.Pattern;
 public final class Topics {
   /**
    * The topic of final RESULT/ERROR events: {@code sand.results}. The host agents publish to it;
-   * consumer group {@link #RESULTS_GROUP} records each execution in Cassandra.
+   * consumer group {@link #RECORDS_GROUP} records each execution in Cassandra.
    */
   public static final String RESULTS = contractsConstants.TOPIC_RESULTS;
 
   /**
    * The topic of HISTORY events (an execution's per-state history, decision 0018): {@code
-   * sand.history}. The host agents publish to it; consumer group {@link #HISTORY_GROUP} records the
+   * sand.history}. The host agents publish to it; consumer group {@link #RECORDS_GROUP} records the
    * events in Cassandra.
    */
   public static final String HISTORY = contractsConstants.TOPIC_HISTORY;
 
-  /** The consumer group that records execution history in Cassandra. */
-  public static final String HISTORY_GROUP = contractsConstants.KAFKA_GROUP_HISTORY;
+  /**
+   * The consumer group that records {@link #RESULTS} and {@link #HISTORY} in Cassandra, both topics
+   * in one consumer (decision 0030).
+   */
+  public static final String RECORDS_GROUP = contractsConstants.KAFKA_GROUP_RECORDS;
 
   /** The consumer group of the host agents' global bus (every grain topic of their apps). */
   public static final String HOSTS_GROUP = contractsConstants.KAFKA_GROUP_HOSTS;
-
-  /** The consumer group that records final results in Cassandra. */
-  public static final String RESULTS_GROUP = contractsConstants.KAFKA_GROUP_RESULTS;
 
   /** The record header naming the incarnation of the host agent whose host processes an event. */
   public static final String INCARNATION_HEADER = contractsConstants.HEADER_INCARNATION;
