@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One thread that runs one step of a Kafka consumer's work at a time until closed, the agent's
- * consumers' common shape ({@link GlobalBus}, {@link ResultRecorder}): manual commits, from the
+ * consumers' common shape ({@link GlobalBus}, {@link BatchRecorder}): manual commits, from the
  * earliest offset, cooperative rebalancing (healthy members keep their partitions while a dead
  * one's move). A step that throws is logged and tried again half a second later — Redis, Kafka or
  * Cassandra away, a rebalance refusing a commit: each step commits only what it handled, so going

@@ -36,8 +36,8 @@ import org.slf4j.LoggerFactory;
  *       (the in-flight table a dead sandbox's work is replayed from), and publishes each copy to
  *       its grain's topic on the global bus (Kafka, asynchronously, key = execution id, header =
  *       this incarnation) — off the grain-to-grain path. Final flags wait for the records before
- *       them ({@link FlagGate}); results go to {@code sand.results} ({@link ResultRecorder}).
- *       HISTORY messages go to {@code sand.history} ({@link HistoryRecorder}) from a thread of
+ *       them ({@link FlagGate}); results go to {@code sand.results} ({@link ExecutionRecorder}).
+ *       HISTORY messages go to {@code sand.history} ({@link ExecutionRecorder}) from a thread of
  *       their own, untracked: nothing waits for them, and they never delay a flag or a backup.
  *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
  *       the queue of the grain that set them; no process is held while a Wait runs.
