@@ -54,11 +54,26 @@ final class Batches {
     }
   }
 
-  /** About how many bytes {@code texts} take in a write (a fixed overhead plus their lengths). */
+  /**
+   * About how many bytes {@code texts} take in a write: a fixed overhead plus their UTF-8 lengths
+   * (not their lengths in chars: text of three-byte characters would otherwise fill a batch to
+   * three times its size, past Cassandra's refusal).
+   */
   static int size(String... texts) {
     int bytes = 128;
     for (String text : texts) {
-      bytes += text == null ? 0 : text.length();
+      bytes += text == null ? 0 : utf8Length(text);
+    }
+    return bytes;
+  }
+
+  /** The length of {@code text} encoded as UTF-8, without encoding it. */
+  static int utf8Length(String text) {
+    int bytes = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      // a surrogate pair (4 bytes) is two chars of 2 bytes each
+      bytes += c < 0x80 ? 1 : c < 0x800 || Character.isSurrogate(c) ? 2 : 3;
     }
     return bytes;
   }
