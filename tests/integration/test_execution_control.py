@@ -226,6 +226,121 @@ def test_redrive_restoresTheVariablesOfTheFailedState(api: Api) -> None:
     }
 
 
+def _recorded_end(api: Api, execution_id: str, runs: int) -> None:
+    """Wait until the history holds the end of the ``runs``-th run (recorded asynchronously)."""
+
+    def ends() -> int:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history", params={"limit": 1000})
+        if answer.status_code != 200:
+            return 0
+        return sum(
+            e["type"] in ("ExecutionFailed", "ExecutionAborted", "ExecutionSucceeded")
+            for e in answer.json()["events"]
+        )
+
+    _until(lambda: ends() >= runs)
+
+
+def _redrive(api: Api, execution_id: str, count: int) -> None:
+    answer = api.call("POST", f"/v1/executions/{execution_id}/redrive")
+    assert answer.status_code == 202, answer.text
+    assert (answer.json()["status"], answer.json()["redrive_count"]) == ("RUNNING", count)
+
+
+def _listed_as_shown(api: Api, execution_id: str) -> None:
+    """The listing says what the execution's document says, once: one row for the id, with
+    the same status and start, and no RUNNING row once it ended."""
+    shown = api.status(execution_id)
+
+    def rows(**params: Any) -> list[dict[str, Any]]:
+        answer = api.call("GET", "/v1/executions", params={"app": "steer", "limit": 1000, **params})
+        assert answer.status_code == 200, answer.text
+        return [r for r in answer.json()["executions"] if r["execution_id"] == execution_id]
+
+    def agree() -> bool:
+        listed = rows()
+        return (
+            len(listed) == 1
+            and listed[0]["status"] == shown["status"]
+            and listed[0].get("redrive_count", 0) == shown.get("redrive_count", 0)
+        )
+
+    _until(agree)  # the listing is written by the recorder, off the path
+    assert rows()[0]["started_ms"] == shown["started_ms"], (rows(), shown)
+    if shown["status"] != "RUNNING":
+        assert rows(status="RUNNING") == []
+
+
+def test_redrive_ofAMapFailure_twice_withARedeployBetween_endsEachTime(
+    api: Api, cluster_config: ClusterConfig
+) -> None:
+    """Issue 24: a second redrive of an execution that failed inside a Map stayed RUNNING for
+    ever (it reused the Map run of the first redrive, closed by then). Each redrive ends, the
+    listing agrees with the document after each, and a succeeded one is not redriven."""
+    items = [{"sku": "a"}, {"sku": "b", "fail_runs": 2}]
+    execution_id = api.start("redrive_map", {"items": items})
+    first = api.wait(execution_id)
+    assert (first["status"], first["error"]) == ("FAILED", "ValueError"), first
+    _recorded_end(api, execution_id, 1)
+    _listed_as_shown(api, execution_id)
+    # a redeploy between (what a user does to fix a grain) leaves the record redrivable
+    SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=120).deploy(
+        STEER, backend="process"
+    )
+    _redrive(api, execution_id, 1)
+    again = api.wait(execution_id)
+    assert (again["status"], again["error"], again["redrive_count"]) == ("FAILED", "ValueError", 1)
+    assert "run 2" in again["cause"], again
+    _recorded_end(api, execution_id, 2)
+    _listed_as_shown(api, execution_id)
+    _redrive(api, execution_id, 2)
+    done = api.wait(execution_id)
+    assert (done["status"], done["redrive_count"]) == ("SUCCEEDED", 2), done
+    assert done["started_ms"] == first["started_ms"]
+    # the whole Map runs again in a redrive, its items that succeeded too (Step Functions
+    # reruns only the failed ones: not yet matched, README)
+    assert [item["sku"] for item in done["output"]] == ["a", "b"]
+    assert done["output"][1]["runs"] == 3
+    _listed_as_shown(api, execution_id)
+    refused = api.call("POST", f"/v1/executions/{execution_id}/redrive")
+    assert refused.status_code == 409 and "SUCCEEDED" in refused.json()["error"]
+
+
+def test_redrive_ofAParallelFailure_threeTimes_withAStopBetween_endsEachTime(api: Api) -> None:
+    """A Parallel's branch fails; the first redrive fails again, the second is stopped in the
+    middle (ABORTED), the third succeeds: every redrive ends and is listed as it ended."""
+    second = {"sku": "s", "fail_runs": 2, "sleep_on_run": 3, "sleep_s": 30}
+    execution_id = api.start("redrive_parallel", {"first": {"sku": "f"}, "second": second})
+    first = api.wait(execution_id)
+    assert first["status"] == "FAILED"
+    _recorded_end(api, execution_id, 1)
+    _redrive(api, execution_id, 1)
+    again = api.wait(execution_id)
+    assert (again["status"], again["redrive_count"]) == ("FAILED", 1), again
+    _recorded_end(api, execution_id, 2)
+    _listed_as_shown(api, execution_id)
+    # the second redrive: branch "second" sleeps in its run 3, and is stopped meanwhile
+    answer = api.call("POST", f"/v1/executions/{execution_id}/redrive")
+    assert answer.status_code == 202, answer.text
+    _until(lambda: "price s run 3" in _logs(api))
+    stopped = api.call("POST", f"/v1/executions/{execution_id}/stop")
+    assert stopped.status_code == 200, stopped.text
+    aborted = api.wait(execution_id)
+    assert (aborted["status"], aborted["redrive_count"]) == ("ABORTED", 2), aborted
+    # every run is of the one execution: its start stays the first run's (a stop of a redrive
+    # once recorded the redrive's time, and the listing then held the id twice)
+    assert aborted["started_ms"] == first["started_ms"], (aborted, first)
+    _recorded_end(api, execution_id, 3)
+    _listed_as_shown(api, execution_id)
+    _redrive(api, execution_id, 3)
+    done = api.wait(execution_id)
+    assert (done["status"], done["redrive_count"]) == ("SUCCEEDED", 3), done
+    assert done["started_ms"] == first["started_ms"]
+    assert [branch["sku"] for branch in done["output"]] == ["f", "s"]
+    assert done["output"][1]["runs"] == 4
+    _listed_as_shown(api, execution_id)
+
+
 # Fields that say where and when an event happened, not what: they differ between runs.
 _RUNTIME_FIELDS = {"at_ms", "host", "pid", "attempt", "duration_ms", "execution_id"}
 

@@ -502,6 +502,8 @@ class EventHandler:
             "workflow": source.workflow,
             "started_ms": _started_ms(source),
             "finished_ms": now_ms(),
+            # which run ended: the document says so as the record does (absent: never redriven)
+            "redrive_count": _redrive_count(source) or None,
             "trace": trace,
         }
         if isinstance(action, Finished):
@@ -544,6 +546,18 @@ def _started_ms(event: EventMessage) -> int | None:
         return round(datetime.fromisoformat(started).timestamp() * 1000)
     except ValueError:
         return None
+
+
+def _redrive_count(event: EventMessage) -> int:
+    """Which run of its execution ``event`` belongs to: 0 the first, N its Nth redrive."""
+    if event.kind == EventKind.INVOKE:
+        return int((event.headers or {}).get(HEADER_REDRIVE_COUNT) or 0)
+    if not event.token:
+        return 0
+    try:
+        return decode_token(event.token).lineage.execution.redrive_count
+    except ValueError:
+        return 0
 
 
 def _float(raw: str | None) -> float | None:

@@ -43,6 +43,7 @@ def test_start_emits_task_call_with_context_and_default_timeout() -> None:
         "Input": {"a": 1},
         "Name": "e1",
         "StartTime": "2024-01-01T00:00:00Z",
+        "RedriveCount": 0,
     }
     assert call.context["State"]["Name"] == "T" and call.context["State"]["RetryCount"] == 0
 

@@ -297,3 +297,96 @@ def test_redrive_refuses_an_inner_state_and_native_workflows() -> None:
     native = load_workflow_text("entry: a\ngrains: {a: {}}\n")
     with pytest.raises(ValueError, match="native format"):
         Engine(native, InMemoryStore()).start("e", 1, redrive=Redrive("a", 1, 1))
+
+
+def _fan_out(kind: str) -> Any:
+    """Validate → a Map over ``items`` (or a Parallel of two branches) of task ``price`` →
+    Total: the shape of issue 24's app, whose second redrive stalled."""
+
+    def branch(name: str) -> dict[str, Any]:
+        return {
+            "StartAt": name,
+            "States": {name: {"Type": "Task", "Resource": "price", "End": True}},
+        }
+
+    fan: dict[str, Any] = (
+        {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": branch("Price"), "Next": "Total"}
+        if kind == "Map"
+        else {"Type": "Parallel", "Branches": [branch("Price"), branch("Again")], "Next": "Total"}
+    )
+    return _asl(
+        {
+            "Validate": {"Type": "Pass", "Next": "Fan"},
+            "Fan": fan,
+            "Total": {"Type": "Pass", "End": True},
+        },
+        "Validate",
+    )
+
+
+@pytest.mark.parametrize("kind", ["Map", "Parallel"])
+def test_redrive_ofAFanOutFailure_secondAndThirdRedriveRunToTheirEnd(kind: str) -> None:
+    """Each redrive is a run of its own: the groups of the run before it are closed, and a
+    redrive that reused their ids (the entry count of a fresh run) waited for ever."""
+    wf, store = _fan_out(kind), InMemoryStore()
+
+    def broken(event: Any, context: Any) -> Any:
+        if event in (2, {"items": [1, 2, 3]}):
+            raise ValueError("no price")
+        return event
+
+    input = {"items": [1, 2, 3]}
+    first = run(wf, input, {"price": broken}, store=store, execution_id="e")
+    assert isinstance(first, Failed) and first.error == "ValueError"
+    again = run(
+        wf,
+        input,
+        {"price": broken},
+        store=store,
+        execution_id="e",
+        redrive=Redrive("Fan", input, 1),
+    )
+    assert isinstance(again, Failed) and again.error == "ValueError"
+    for count in (2, 3):
+        recorder = history.Recorder()
+        fixed = run(
+            wf,
+            input,
+            {"price": lambda event, context: event},
+            store=store,
+            execution_id="e",
+            redrive=Redrive("Fan", input, count),
+            recorder=recorder,
+        )
+        expected = [1, 2, 3] if kind == "Map" else [input, input]
+        assert fixed == Finished(expected), (count, fixed)
+        redriven = recorder.events[0]
+        assert (redriven["type"], redriven["redrive_count"]) == ("ExecutionRedriven", count)
+        # paths stay the user's (``Fan[0]``), whatever the run's groups are named
+        assert {e["path"] for e in recorder.events if e["state"] == "Price"} >= {"Fan[0]"}
+
+
+def test_context_redriveCountAndTime_asStepFunctionsGivesThem() -> None:
+    """``$$.Execution.RedriveCount`` is 0 in a run never redriven and N in the Nth redrive;
+    ``RedriveTime`` is there only in a redrive."""
+    wf = _asl(
+        {
+            "T": {
+                "Type": "Task",
+                "Resource": "t",
+                "Parameters": {"e.$": "$$.Execution"},
+                "End": True,
+            }
+        },
+        "T",
+    )
+    seen: list[dict[str, Any]] = []
+
+    def grain(event: Any, context: Any) -> Any:
+        seen.append(event["e"])
+        return 1
+
+    run(wf, {}, {"t": grain})
+    run(wf, {}, {"t": grain}, redrive=Redrive("T", {}, 2))
+    assert seen[0]["RedriveCount"] == 0 and "RedriveTime" not in seen[0]
+    assert seen[1]["RedriveCount"] == 2 and seen[1]["RedriveTime"].endswith("Z")

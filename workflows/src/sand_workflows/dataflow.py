@@ -75,6 +75,9 @@ def context_object(
             "Input": execution.input,
             "Name": execution.id,
             "StartTime": execution.start_time,
+            "RedriveCount": execution.redrive_count,
+            # only in a redriven run, as in Step Functions
+            **({"RedriveTime": execution.redrive_time} if execution.redrive_count else {}),
         },
         "StateMachine": {"Id": workflow.source, "Name": workflow.name},
         "State": {"Name": state.name, "EnteredTime": entered_time, "RetryCount": sum(retry_counts)},

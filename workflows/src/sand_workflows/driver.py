@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import errors, history
-from .engine import Action, Engine, Failed, Finished, TaskCall, TimerCall
+from .engine import Action, Engine, Failed, Finished, Redrive, TaskCall, TimerCall
 from .model import Workflow
 from .store import ExecutionStore, InMemoryStore
 
@@ -56,8 +56,11 @@ def run(
     on_action: Callable[[Action], None] | None = None,
     max_actions: int = 100_000,
     recorder: history.Recorder | None = None,
+    redrive: Redrive | None = None,
 ) -> Finished | Failed:
     """Run ``workflow`` to its end, calling ``grains[name](event, context)`` for each task.
+    With ``redrive``, run a failed execution again from the state it names
+    (``Engine.start``); pass the ``store`` of the runs before it.
 
     An exception from a grain fails the task with error = its class name and cause =
     its message; a task running longer than its ``timeout_s`` fails with States.Timeout
@@ -66,7 +69,15 @@ def run(
     """
     with history.recording(recorder):
         return _run(
-            workflow, input, grains, skip_waits, execution_id, store, on_action, max_actions
+            workflow,
+            input,
+            grains,
+            skip_waits,
+            execution_id,
+            store,
+            on_action,
+            max_actions,
+            redrive,
         )
 
 
@@ -79,6 +90,7 @@ def _run(
     store: ExecutionStore | None,
     on_action: Callable[[Action], None] | None,
     max_actions: int,
+    redrive: Redrive | None,
 ) -> Finished | Failed:
     engine = Engine(workflow, store or InMemoryStore())
     shared: dict[str, Any] = {}
@@ -93,7 +105,7 @@ def _run(
             due = now + action.delay_s if isinstance(action, TimerCall) else now
             heapq.heappush(queue, (due, next(seq), action))
 
-    push(engine.start(execution_id, input))
+    push(engine.start(execution_id, input, redrive=redrive))
     handled = 0
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
         while queue:

@@ -149,15 +149,21 @@ class Engine:
         Raises ValueError for a native workflow or a state that is not a top-level one.
         """
         start_time = start_time_iso or now_iso(self.clock)
-        lin = Lineage(Execution(execution_id, input, start_time))
         if redrive is not None:
-            return self._redrive(lin, redrive)
-        history.emit("ExecutionStarted", lin, None, input=input, workflow=self.wf.name)
-        if self.wf.kind == WorkflowKind.NATIVE:
-            return self._native.start(lin, input)
-        return self.drive(Goto(self.wf.start_at, input, lin))
+            return self._redrive(execution_id, input, start_time, redrive)
+        return self._begin(Execution(execution_id, input, start_time))
 
-    def _redrive(self, lin: Lineage, redrive: Redrive) -> list[Action]:
+    def _begin(self, execution: Execution) -> list[Action]:
+        """Run ``execution`` from its workflow's start."""
+        lin = Lineage(execution)
+        history.emit("ExecutionStarted", lin, None, input=execution.input, workflow=self.wf.name)
+        if self.wf.kind == WorkflowKind.NATIVE:
+            return self._native.start(lin, execution.input)
+        return self.drive(Goto(self.wf.start_at, execution.input, lin))
+
+    def _redrive(
+        self, execution_id: str, input: Any, start_time: str, redrive: Redrive
+    ) -> list[Action]:
         if self.wf.kind == WorkflowKind.NATIVE:
             raise ValueError(
                 f"workflow '{self.wf.name}' is in the native format: only ASL executions can be"
@@ -168,6 +174,9 @@ class Engine:
                 f"workflow '{self.wf.name}' has no top-level state '{redrive.state}' to redrive"
                 " from"
             )
+        # a run of its own: its Parallel/Map groups are not the closed ones of the run before
+        execution = Execution(execution_id, input, start_time, redrive.count, now_iso(self.clock))
+        lin = Lineage(execution)
         history.emit(
             "ExecutionRedriven",
             lin,
@@ -255,11 +264,12 @@ class Engine:
             needed = tok.lineage.group_ids()
         if not needed or self.store.known(needed):
             return None
-        guard = restart_guard_id(execution.id)
+        guard = restart_guard_id(execution)
         self.store.open_group(guard, 1, "{}")
         if self.store.close_group(guard) is None:
-            return []  # another replayed event of this execution restarted it here
-        return self.start(execution.id, execution.input, execution.start_time)
+            return []  # another replayed event of this run restarted it here
+        # the same run again (a redrive's too: its number keeps naming its groups)
+        return self._begin(execution)
 
     # -- driving -------------------------------------------------------------------------
     def drive(self, step: Step) -> list[Action]:

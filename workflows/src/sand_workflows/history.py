@@ -203,12 +203,13 @@ def take_steps() -> dict[str, Any]:
 def path_of(lineage: Lineage) -> str:
     """Where a lineage is: ``State[slot]`` per enclosing Parallel/Map run, joined by ``/``.
 
-    A group id is ``<scope>/<state>#<entries>`` with the scope the execution id or the
-    enclosing group id and slot (``tokens.Lineage.group_id``): the state name is what
-    lies between that known scope and the last ``#``, whatever characters it holds.
+    A group id is ``<scope>/<state>#<entries>`` with the scope the run's
+    (``tokens.Execution.scope``) or the enclosing group id and slot
+    (``tokens.Lineage.group_id``): the state name is what lies between that known scope
+    and the last ``#``, whatever characters it holds.
     """
     parts = []
-    scope = lineage.execution.id
+    scope = lineage.execution.scope
     for frame in lineage.frames:
         state = frame.group_id[len(scope) + 1 : frame.group_id.rindex("#")]
         parts.append(f"{state}[{frame.slot}]")

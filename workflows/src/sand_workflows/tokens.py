@@ -37,11 +37,22 @@ class TokenKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Execution:
-    """The execution part of the context object ``$$.Execution`` (Name = Id)."""
+    """The execution part of the context object ``$$.Execution`` (Name = Id), and which run
+    of it this is: 0 the first, N its Nth redrive."""
 
     id: str
     input: Any
     start_time: str  # ISO 8601, e.g. 2024-05-01T10:00:00.000Z
+    redrive_count: int = 0
+    redrive_time: str = ""  # ISO 8601 when this run (a redrive) began, else ""
+
+    @property
+    def scope(self) -> str:
+        """What the store groups of this run are named under: the id for the first run, the
+        id and the redrive's number for a redrive. A redrive enters its states with the
+        entry counts of a fresh run, so without the number its groups would be the groups
+        of the run before it, found closed (decision 0018, "Redrive")."""
+        return self.id if not self.redrive_count else f"{self.id}/redrive-{self.redrive_count}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +99,7 @@ class Lineage:
     def group_id(self, state: str) -> str:
         """The store group of a Parallel/Map run of ``state`` entered at this point."""
         if not self.frames:
-            scope = self.execution.id
+            scope = self.execution.scope
         else:
             scope = f"{self.frames[-1].group_id}/{self.frames[-1].slot}"
         return f"{scope}/{state}#{self.entries}"
@@ -104,10 +115,10 @@ def end_guard_id(execution_id: str) -> str:
     return f"{execution_id}/end"
 
 
-def restart_guard_id(execution_id: str) -> str:
-    """The store group that lets exactly one replayed event restart an execution whose
-    fan-out state was lost with its host (``Engine.replayed``)."""
-    return f"{execution_id}/restart"
+def restart_guard_id(execution: Execution) -> str:
+    """The store group that lets exactly one replayed event restart a run of an execution
+    whose fan-out state was lost with its host (``Engine.replayed``)."""
+    return f"{execution.scope}/restart"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,7 +149,7 @@ class Token:
 # Wire form, e.g. (absent keys hold the field's default):
 #   {"v":2,"k":"task","s":"Resize","x":"exec-1","in":{},"t":"2024-...Z","n":3,
 #    "fr":[{"g":"exec-1/Fan#2","i":0},{"g":"exec-1/Fan#2/0/Each#1","i":4,"m":1}],
-#    "et":"2024-...Z","raw":{...},"rc":[1,0],"var":{"total":3}}
+#    "et":"2024-...Z","raw":{...},"rc":[1,0],"var":{"total":3},"rd":2,"rt":"2024-...Z"}
 def encode_token(token: Token) -> str:
     """The compact JSON wire form of ``token``."""
     lineage = token.lineage
@@ -164,6 +175,9 @@ def encode_token(token: Token) -> str:
         body["items"] = list(token.items)
     if lineage.variables:
         body["var"] = lineage.variables
+    if lineage.execution.redrive_count:
+        body["rd"] = lineage.execution.redrive_count
+        body["rt"] = lineage.execution.redrive_time
     return dumps(body)
 
 
@@ -176,7 +190,13 @@ def decode_token(text: str) -> Token:
     if not isinstance(body, dict) or body.get("v") != TOKEN_VERSION:
         raise ValueError(f"malformed workflow token (version {TOKEN_VERSION} expected)")
     try:
-        execution = Execution(_str(body["x"]), body["in"], _str(body["t"]))
+        execution = Execution(
+            _str(body["x"]),
+            body["in"],
+            _str(body["t"]),
+            _int(body.get("rd", 0)),
+            _str(body.get("rt", "")),
+        )
         frames = tuple(
             Frame(_str(f["g"]), _int(f["i"]), bool(f.get("m", False))) for f in body["fr"]
         )

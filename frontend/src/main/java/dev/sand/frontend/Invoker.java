@@ -5,6 +5,7 @@ import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
@@ -337,9 +338,28 @@ final class Invoker {
     return headers;
   }
 
+  /**
+   * The RUNNING document of {@code invocation}. A redrive is a later run of an execution: its
+   * document keeps the execution's start and name and says which run it is, as the record does.
+   */
   private static byte[] running(Invocation invocation, long nowMs) {
-    return ResultDocument.running(
-            invocation.executionId(), invocation.app(), invocation.workflow(), nowMs)
+    Map<String, String> headers = invocation.headers();
+    String started = headers.get(contractsConstants.HEADER_STARTED_MS);
+    String redrives = headers.get(contractsConstants.HEADER_REDRIVE_COUNT);
+    return new ResultDocument(
+            invocation.executionId(),
+            invocation.app(),
+            invocation.workflow(),
+            ExecutionStatus.RUNNING,
+            started == null ? nowMs : Long.parseLong(started),
+            0,
+            null,
+            null,
+            null,
+            null,
+            null,
+            invocation.name(),
+            redrives == null ? 0 : Integer.parseInt(redrives))
         .toBytes();
   }
 
