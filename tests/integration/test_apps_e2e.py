@@ -255,6 +255,21 @@ def test_failingGrain_tracebackIsInLogs(client: SandClient, faults: str) -> None
 
 
 @pytest.mark.timeout(60)
+def test_loggerInfo_reachesLogs_taggedAsAPrintIs(client: SandClient, faults: str) -> None:
+    """Issue 24: ``context.logger.info`` never reached `sand logs` on the cluster (only WARNING
+    and above did, through Python's last-resort handler). On both backends an INFO record is
+    there, with the execution and grain tags a print gets; DEBUG stays below the default."""
+    done = client.invoke("faults", {"how": "log", "text": "an-info-line"})
+    line = f"execution_id={done.execution_id} grain=crash level=INFO an-info-line"
+    deadline = time.monotonic() + 10
+    while line not in client.logs("faults") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    logs = client.logs("faults")
+    assert line in logs, logs[-2000:]
+    assert "below the default level" not in logs
+
+
+@pytest.mark.timeout(60)
 def test_invoke_errorsOfTheRequest(
     client: SandClient, cluster_config: ClusterConfig, other_faults: Path
 ) -> None:

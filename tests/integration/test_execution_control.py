@@ -74,7 +74,7 @@ def api(cluster: Supervisor, cluster_config: ClusterConfig) -> Iterator[Api]:
 def _logs(api: Api) -> str:
     answer = api.call("GET", "/v1/apps/steer/logs", params={"tail": 2000})
     assert answer.status_code == 200, answer.text
-    return answer.text
+    return str(answer.json()["logs"])
 
 
 def _until(predicate: Any, timeout_s: float = 30) -> None:
@@ -281,6 +281,15 @@ def test_redrive_ofAMapFailure_twice_withARedeployBetween_endsEachTime(
     execution_id = api.start("redrive_map", {"items": items})
     first = api.wait(execution_id)
     assert (first["status"], first["error"]) == ("FAILED", "ValueError"), first
+    # issue 24: context.logger.info reaches the logs, and every line of the grain's traceback
+    # carries the same tags as its prints and log records
+    tag = f"execution_id={execution_id} grain=price "
+    _until(lambda: tag + "ValueError: no price for b (run 1)" in _logs(api))
+    lines = _logs(api).splitlines()
+    assert any(line.endswith(tag + "level=INFO price b run 1") for line in lines), lines[-40:]
+    start = next(i for i, line in enumerate(lines) if tag + "Traceback (most" in line)
+    end = next(i for i, line in enumerate(lines) if tag + "ValueError: no price for b" in line)
+    assert start < end and all(tag in line for line in lines[start : end + 1]), lines[start:]
     _recorded_end(api, execution_id, 1)
     _listed_as_shown(api, execution_id)
     # a redeploy between (what a user does to fix a grain) leaves the record redrivable

@@ -8,12 +8,14 @@ and keeps them alive until SIGTERM or until the host agent is gone (decision 002
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
 from typing import NoReturn
 
 from sand.app import AppError, AppSpec, load_app
+from sand.grain.context import log_grains_to_stderr
 from sand.grain.runner import load_grain
 
 from sand_worker.config import WorkerConfig, WorkerConfigError
@@ -45,6 +47,10 @@ def _serve(app: AppSpec, name: str, config: WorkerConfig) -> NoReturn:
     code = WorkerExit.CRASHED
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        # context.logger's records at INFO and above reach `sand logs` as in the emulator, each
+        # line tagged with its execution and grain by the instance's stderr; before the grain
+        # is imported, so that a level the grain's module sets stays
+        log_grains_to_stderr("level=%(levelname)s %(message)s", logging.INFO)
         module = f"sand_grain_{name.replace('-', '_')}"
         handler, broken = load_grain(name, app.grains[name].path, module)
         if broken is not None:

@@ -60,7 +60,7 @@ from sand_worker.bus import (
     payload_of,
 )
 from sand_worker.config import WorkerConfig
-from sand_worker.logtag import tagged_output
+from sand_worker.logtag import line_prefix, tagged, tagged_output
 from sand_worker.metrics import GrainMetrics
 from sand_worker.store import RedisExecutionStore
 from sand_worker.trace import Trace
@@ -229,9 +229,9 @@ class EventHandler:
                 actions = step.engine.task_succeeded(token, result.output, result.next_grains)
             else:
                 if result.traceback:
+                    text = f"error={result.error}\n{result.traceback}"
                     print(
-                        f"execution={step.message.execution_id} grain={self._grain.name} "
-                        f"error={result.error}\n{result.traceback}",
+                        tagged(step.message.execution_id, self._grain.name, text),
                         file=sys.stderr,
                         flush=True,
                     )
@@ -392,7 +392,7 @@ class EventHandler:
         restart = engine.replayed(message.token)
         if restart is not None:
             print(
-                f"execution={message.execution_id} grain={self._grain.name}: a replayed event "
+                f"{line_prefix(message.execution_id, self._grain.name)}a replayed event "
                 "found its fan-out state lost with its host; "
                 + ("the execution runs again from its input" if restart else "already rerun"),
                 file=sys.stderr,

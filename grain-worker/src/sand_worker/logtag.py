@@ -46,10 +46,22 @@ class LineTagger(io.TextIOBase):
         self._target.flush()
 
 
+def line_prefix(execution_id: str, grain: str) -> str:
+    """What every line a grain's instance writes starts with: the one format the GUI and
+    ``sand logs`` look for."""
+    return f"execution_id={execution_id} grain={grain} "
+
+
+def tagged(execution_id: str, grain: str, text: str) -> str:
+    """``text`` with each of its lines tagged (a traceback the worker prints for a grain)."""
+    prefix = line_prefix(execution_id, grain)
+    return "\n".join(prefix + line for line in text.rstrip("\n").splitlines())
+
+
 @contextmanager
 def tagged_output(execution_id: str, grain: str) -> Iterator[None]:
     """``sys.stdout`` and ``sys.stderr`` tag each line with the execution and grain."""
-    prefix = f"execution_id={execution_id} grain={grain} "
+    prefix = line_prefix(execution_id, grain)
     saved_out, saved_err = sys.stdout, sys.stderr
     out, err = LineTagger(saved_out, prefix), LineTagger(saved_err, prefix)
     sys.stdout, sys.stderr = cast(TextIO, out), cast(TextIO, err)

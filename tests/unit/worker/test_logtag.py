@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import sys
 
 from sand_worker.logtag import LineTagger, tagged_output
@@ -30,3 +31,45 @@ def test_printInside_isTagged_andOutsideIsNot(capsys: object) -> None:
     captured = capsys.readouterr()  # type: ignore[attr-defined]
     assert captured.out == "execution_id=exec-9 grain=greet hello\nafter\n"
     assert captured.err == "execution_id=exec-9 grain=greet oops\n"
+
+
+def test_loggerRecordsAtInfo_andATraceback_carryTheSameTags(capsys: object) -> None:
+    """Issue 24: on the cluster ``context.logger.info`` was dropped (no handler: Python's last
+    resort shows WARNING and above), and a grain's traceback was printed with ``execution=``
+    on its first line only. Both now carry the tags of a print, on every line."""
+    from sand.grain.context import GRAIN_LOGGER, grain_logger, log_grains_to_stderr
+    from sand_worker.logtag import tagged
+
+    parent = logging.getLogger(GRAIN_LOGGER)
+    saved = (parent.level, list(parent.handlers))
+    try:
+        parent.handlers[:] = []  # as in a fresh grain worker (an emulator test may have set one)
+        log_grains_to_stderr("level=%(levelname)s %(message)s", logging.INFO)
+        logger = grain_logger("exec-7", "shop", "price")
+        with tagged_output("exec-7", "price"):
+            logger.info("pricing %s", "b")
+            logger.debug("not at INFO")
+            logger.setLevel(logging.DEBUG)  # a level the grain sets is the level
+            logger.debug("now at DEBUG")
+        print(
+            tagged(
+                "exec-7",
+                "price",
+                "error=ValueError\nTraceback (most recent call last):\n"
+                '  File "x.py", line 1\nValueError: no price\n',
+            ),
+            file=sys.stderr,
+        )
+    finally:
+        parent.setLevel(saved[0])
+        parent.handlers[:] = saved[1]
+    lines = capsys.readouterr().err.splitlines()  # type: ignore[attr-defined]
+    tag = "execution_id=exec-7 grain=price "
+    assert lines == [
+        tag + "level=INFO pricing b",
+        tag + "level=DEBUG now at DEBUG",
+        tag + "error=ValueError",
+        tag + "Traceback (most recent call last):",
+        tag + '  File "x.py", line 1',
+        tag + "ValueError: no price",
+    ]

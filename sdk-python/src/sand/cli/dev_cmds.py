@@ -246,32 +246,17 @@ def step_printer() -> Callable[[dict[str, Any]], None]:
     return show
 
 
-class _StderrHandler(logging.StreamHandler):
-    """Writes to whatever ``sys.stderr`` is at the time of the record (CliRunner swaps it)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.stream = sys.stderr
-        super().emit(record)
-
-
 def configure_grain_logging(*, verbose: bool) -> None:
     """Grain logs go to stderr as key=value lines carrying the execution id.
 
     ``verbose`` adds DEBUG records, among them the tracebacks of failed grains.
     """
-    logger = logging.getLogger("sand.grain")
-    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
-    if any(isinstance(h, _StderrHandler) for h in logger.handlers):
-        return
-    handler = _StderrHandler()
-    handler.setFormatter(
-        logging.Formatter(
-            "%(asctime)s level=%(levelname)s execution_id=%(execution_id)s "
-            "grain=%(grain)s %(message)s",
-            defaults={"execution_id": "-", "grain": "-"},
-        )
+    from sand.grain.context import log_grains_to_stderr
+
+    log_grains_to_stderr(
+        "%(asctime)s level=%(levelname)s execution_id=%(execution_id)s grain=%(grain)s %(message)s",
+        logging.DEBUG if verbose else logging.INFO,
     )
-    logger.addHandler(handler)
 
 
 COMMANDS: list[click.Command] = [validate_cmd, emulate_cmd]

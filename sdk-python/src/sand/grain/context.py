@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -79,6 +80,31 @@ class Data:
             raise ValueError(f"the {scope} data layer is not available here") from None
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted: a test runner swaps it,
+    and on the cluster an instance's stderr tags each line with its execution and grain
+    while the grain runs (``sand_worker.logtag``)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
+def log_grains_to_stderr(line_format: str, level: int) -> None:
+    """Send the records of every grain's ``context.logger`` at ``level`` and above (or at
+    the level a grain sets on its logger) to stderr as ``line_format`` says; once per
+    process, a second call only changes the level."""
+    logger = logging.getLogger(GRAIN_LOGGER)
+    logger.setLevel(level)
+    if any(isinstance(h, StderrHandler) for h in logger.handlers):
+        return
+    handler = StderrHandler()
+    handler.setFormatter(
+        logging.Formatter(line_format, defaults={"execution_id": "-", "grain": "-"})
+    )
+    logger.addHandler(handler)
+
+
 class _ExecutionFields(logging.Filter):
     """Stamps every record with the execution id, app and grain (key=value logs)."""
 
@@ -92,6 +118,16 @@ class _ExecutionFields(logging.Filter):
         return True
 
 
+class _InvocationLogger(logging.Logger):
+    """A logger outside the logging tree: ``setLevel`` clears the tree's caches of enabled
+    levels, never this logger's own, so it clears that too (or a level set after a first
+    record at that level would be ignored)."""
+
+    def setLevel(self, level: int | str) -> None:
+        super().setLevel(level)
+        self._cache.clear()  # type: ignore[attr-defined]
+
+
 def grain_logger(execution_id: str, app_name: str, grain_name: str) -> logging.Logger:
     """A logger for one invocation whose records carry ``execution_id``, ``app``, ``grain``.
 
@@ -100,7 +136,7 @@ def grain_logger(execution_id: str, app_name: str, grain_name: str) -> logging.L
     configured there or on ``sand.grain`` apply.
     """
     name = f"{GRAIN_LOGGER}.{app_name}.{grain_name}"
-    logger = logging.Logger(name)
+    logger = _InvocationLogger(name)
     logger.parent = logging.getLogger(name)
     logger.addFilter(_ExecutionFields(execution_id, app_name, grain_name))
     return logger

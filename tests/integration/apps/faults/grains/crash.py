@@ -1,5 +1,5 @@
 """Fails as the input asks: raise, run past the deadline, exit, segfault, or return too much
-(or prints, or sleeps and succeeds)."""
+(or prints, logs, or sleeps and succeeds)."""
 
 import os
 import signal
@@ -25,6 +25,9 @@ def handle(event, context):
         return {"blob": "x" * int(event.get("bytes", 100_000))}
     if how == "print":
         print(event.get("text"))
+    if how == "log":
+        context.logger.info(event.get("text"))
+        context.logger.debug("below the default level")
     if how == "slow-ok":
         time.sleep(float(event.get("seconds", 1)))
     return {"ok": True, "attempt_pid": os.getpid(), "served": served}

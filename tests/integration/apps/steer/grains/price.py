@@ -7,7 +7,7 @@ def handle(event, context):
     key = f"price-{context.execution_id}-{event['sku']}"
     runs = context.data.get(key, 0) + 1
     context.data.put(key, runs)
-    print(f"price {event['sku']} run {runs}", flush=True)
+    context.logger.info("price %s run %d", event["sku"], runs)
     if runs == event.get("sleep_on_run"):
         time.sleep(event.get("sleep_s", 0))
     if runs <= event.get("fail_runs", 0):
