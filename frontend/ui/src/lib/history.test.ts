@@ -166,6 +166,31 @@ describe("logLinesFor", () => {
       "execution_id=abc grain=shout loud",
     ]);
   });
+
+  it("keeps a traceback the worker tagged on every line, whatever its last line says", () => {
+    // Since issue 24 every line of a grain's traceback carries the tags of its prints, so a
+    // last line the continuation rule would not know (a grain's own exception class) stays.
+    const tag = "execution_id=abc grain=price ";
+    const logs = [
+      `${tag}level=INFO price b run 1`,
+      "execution_id=zzz grain=price level=INFO price a run 1",
+      `${tag}error=OrderRejected`,
+      `${tag}Traceback (most recent call last):`,
+      `${tag}  File "price.py", line 9, in handle`,
+      "execution_id=zzz grain=price level=INFO interleaved",
+      `${tag}OrderRejected: sku b has no price`,
+    ].join("\n");
+    expect(logLinesFor(logs, "abc", "price")).toEqual({
+      tagged: [
+        `${tag}level=INFO price b run 1`,
+        `${tag}error=OrderRejected`,
+        `${tag}Traceback (most recent call last):`,
+        `${tag}  File "price.py", line 9, in handle`,
+        `${tag}OrderRejected: sku b has no price`,
+      ],
+      untagged: [],
+    });
+  });
 });
 
 describe("after a redrive", () => {
