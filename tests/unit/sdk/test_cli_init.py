@@ -61,6 +61,43 @@ def test_init_scaffold_validates_emulates_andItsTestPasses(cwd: Path) -> None:
     assert "2 passed" in tested.stdout
 
 
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("template", ["native", "asl"])
+def test_init_nextCommands_workAsPrinted(cwd: Path, template: str) -> None:
+    """Issue 24: the "next" line `sand init` prints ran an emulation with `{}`, which the
+    template's own grain refuses. Each template's line, run by a shell as printed (with this
+    interpreter's `sand` and `pytest` first on PATH), validates, tests and emulates."""
+    result = run("init", "demo", "--template", template)
+    assert result.exit_code == 0, result.stderr
+    assert f"({template} workflow)" in result.stderr
+    line = next(text for text in result.stderr.splitlines() if text.startswith("next: "))
+    done = subprocess.run(
+        ["bash", "-c", line.removeprefix("next: ")],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=150,
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '{"greeting": "Hello, Ada!", "times_greeted": 1}' in done.stdout
+    assert "2 passed" in done.stdout
+
+
+def test_init_asl_failsABadNameInItsFailState(cwd: Path) -> None:
+    """The ASL template catches the grain's ValueError and ends in its Fail state."""
+    assert run("init", "demo", "--template", "asl").exit_code == 0
+    workflow = yaml.safe_load((cwd / "demo/workflows/main.yaml").read_text())
+    assert workflow["StartAt"] == "Normalize"
+    failed = emulate(cwd / "demo", {"name": "  "})
+    assert (failed.error, failed.cause) == ("BadInput", "the input needs a non-empty 'name'")
+    assert run("validate", str(cwd / "demo")).stdout == "ok\n"
+
+
 def test_init_scaffold_namesTheSchemas_andPassesThem(cwd: Path) -> None:
     """app.yaml and the workflow name their schema for editors, and pass it."""
     assert run("init", "demo").exit_code == 0
@@ -98,11 +135,12 @@ def test_init_existingNonEmptyDirectory_refused_leftAlone(cwd: Path) -> None:
 
 
 def test_init_json_listsTheFiles(cwd: Path) -> None:
-    """--json: {"app", "path", "files"} on stdout."""
+    """--json: {"app", "path", "template", "files"} on stdout."""
     result = run("init", "j", "--json")
     assert result.exit_code == 0
     document = json.loads(result.stdout)
     assert document["app"] == "j" and document["path"] == str(cwd / "j")
+    assert document["template"] == "native"
     assert "tests/test_app.py" in document["files"]
 
 

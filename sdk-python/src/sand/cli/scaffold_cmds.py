@@ -16,8 +16,60 @@ from sand.schemas import SCHEMAS, schema_text
 SCHEMA_DIR = ".schemas"
 
 
-def scaffold_files(name: str) -> dict[str, str]:
-    """The files of a new application ``name``: relative path -> text."""
+# What `sand init` suggests first: it works as printed (tests/unit/sdk/test_cli_init.py).
+EXAMPLE_INPUT = '{"name": "ada"}'
+TEMPLATES = ("native", "asl")
+
+_NATIVE_WORKFLOW = f"""\
+    # yaml-language-server: $schema=../{SCHEMA_DIR}/workflow.schema.json
+    # SAND native format: the input goes to `entry`; each grain names the grains
+    # its output goes to. The output of the last grain is the execution's result.
+    entry: normalize
+    grains:
+      normalize:
+        next: greet
+      greet: {{}}
+    """
+
+_ASL_WORKFLOW = """\
+    # Amazon States Language (JSONPath), in YAML or JSON: a Task's Resource names a grain
+    # of app.yaml. A Normalize that raises ValueError is caught and ends in BadInput.
+    Comment: Greet a person by name.
+    StartAt: Normalize
+    States:
+      Normalize:
+        Type: Task
+        Resource: normalize
+        Retry:
+          - ErrorEquals: [States.Timeout]
+            MaxAttempts: 2
+        Catch:
+          - ErrorEquals: [ValueError]
+            ResultPath: $.error
+            Next: BadInput
+        Next: Greet
+      Greet:
+        Type: Task
+        Resource: greet
+        End: true
+      BadInput:
+        Type: Fail
+        Error: BadInput
+        Cause: the input needs a non-empty 'name'
+    """
+
+# how each template's workflow ends for an empty name: (error, a word of its cause)
+_EMPTY_NAME_FAILS = {
+    "native": ("ValueError", "non-empty 'name'"),
+    "asl": ("BadInput", "non-empty 'name'"),
+}
+
+
+def scaffold_files(name: str, template: str = "native") -> dict[str, str]:
+    """The files of a new application ``name`` whose workflow is in the ``template``'s
+    format (``native`` or ``asl``): relative path -> text."""
+    error, cause = _EMPTY_NAME_FAILS[template]
+    shape = "normalize -> greet" + (", BadInput on a bad name" if template == "asl" else "")
     files = {
         "app.yaml": f"""\
             # yaml-language-server: $schema={SCHEMA_DIR}/app.schema.json
@@ -30,16 +82,7 @@ def scaffold_files(name: str) -> dict[str, str]:
             workflows:
               main: workflows/main.yaml
             """,
-        "workflows/main.yaml": f"""\
-            # yaml-language-server: $schema=../{SCHEMA_DIR}/workflow.schema.json
-            # SAND native format: the input goes to `entry`; each grain names the grains
-            # its output goes to. The output of the last grain is the execution's result.
-            entry: normalize
-            grains:
-              normalize:
-                next: greet
-              greet: {{}}
-            """,
+        "workflows/main.yaml": _ASL_WORKFLOW if template == "asl" else _NATIVE_WORKFLOW,
         "grains/normalize.py": '''\
             """Tidy the input: {"name": "  ada  lovelace "} -> {"name": "Ada Lovelace"}."""
 
@@ -47,7 +90,7 @@ def scaffold_files(name: str) -> dict[str, str]:
             def handle(event, context):
                 name = " ".join(str(event.get("name", "")).split())
                 if not name:
-                    # an exception fails the execution with its class name and message
+                    # an exception fails the task with its class name and message
                     raise ValueError("the input needs a non-empty 'name'")
                 return {"name": name.title()}
             ''',
@@ -59,9 +102,10 @@ def scaffold_files(name: str) -> dict[str, str]:
                 key = f"greetings/{event['name']}"
                 count = context.data.get(key, 0) + 1
                 context.data.put(key, count)
+                context.logger.info("greeted %s %d time(s)", event["name"], count)
                 return {"greeting": f"Hello, {event['name']}!", "times_greeted": count}
             ''',
-        "tests/test_app.py": '''\
+        "tests/test_app.py": f'''\
             """The app's workflow, run by the emulator: each grain in a forked process, as on
             the cluster. Run with `pytest tests`."""
 
@@ -73,33 +117,33 @@ def scaffold_files(name: str) -> dict[str, str]:
 
 
             def test_main_greets():
-                result = emulate(APP, {"name": "  ada   lovelace "})
+                result = emulate(APP, {{"name": "  ada   lovelace "}})
                 assert result.ok, result.cause
-                assert result.output == {"greeting": "Hello, Ada Lovelace!", "times_greeted": 1}
+                assert result.output == {{"greeting": "Hello, Ada Lovelace!", "times_greeted": 1}}
 
 
             def test_main_emptyName_fails():
-                result = emulate(APP, {"name": ""})
-                assert result.error == "ValueError"
-                assert "non-empty 'name'" in result.cause
+                result = emulate(APP, {{"name": ""}})
+                assert result.error == "{error}"
+                assert "{cause}" in result.cause
             ''',
         "README.md": f"""\
             # {name}
 
-            A SAND application made by `sand init {name}`.
+            A SAND application made by `sand init {name}` ({template} workflow).
 
-            - `app.yaml`: the grains and workflows; `workflows/main.yaml`: normalize -> greet.
+            - `app.yaml`: the grains and workflows; `workflows/main.yaml`: {shape}.
             - `grains/`: one Python file per grain, each defining `handle(event, context)`.
             - `tests/test_app.py`: runs the workflow under the emulator (`pytest tests`).
-            - `{SCHEMA_DIR}/`: JSON Schemas of `app.yaml` and the workflow format, named by
-              the `# yaml-language-server: $schema=...` lines (editors with the YAML
+            - `{SCHEMA_DIR}/`: JSON Schemas of `app.yaml` and the native workflow format, named
+              by the `# yaml-language-server: $schema=...` lines (editors with the YAML
               language server complete and check the files as you type).
 
             ```sh
             sand validate .                                   # every problem, with file and line
-            sand emulate . --input '{{"name": "ada"}}'          # run it here, no services
+            sand emulate . --input '{EXAMPLE_INPUT}'              # run it here, no services
             pytest tests                                      # the app's tests
-            sand deploy . && sand invoke {name} --input '{{"name": "ada"}}'   # on a cluster
+            sand deploy . && sand invoke {name} --input '{EXAMPLE_INPUT}'   # on a cluster
             ```
             """,
     }
@@ -111,10 +155,17 @@ def scaffold_files(name: str) -> dict[str, str]:
 
 @click.command("init")
 @click.argument("name")
+@click.option(
+    "--template",
+    type=click.Choice(TEMPLATES),
+    default="native",
+    show_default=True,
+    help="the workflow's format: SAND's native one, or the Amazon States Language",
+)
 @json_option
-def init_cmd(name: str, as_json: bool) -> None:
-    """Make ./NAME: a runnable application with two grains, a workflow, a test using the
-    emulator, a README and the JSON Schemas for editors.
+def init_cmd(name: str, template: str, as_json: bool) -> None:
+    """Make ./NAME: a runnable application with two grains, a workflow (native or ASL), a
+    test using the emulator, a README and the JSON Schemas for editors.
 
     Refuses an invalid application name and a directory that exists and is not empty."""
     if not contracts.APP_NAME.fullmatch(name):
@@ -128,7 +179,7 @@ def init_cmd(name: str, as_json: bool) -> None:
     if root.exists() and (not root.is_dir() or any(root.iterdir())):
         what = "a directory that is not empty" if root.is_dir() else "a file"
         error_exit(f"./{name} exists and is {what}: choose another name or remove it", 2)
-    files = scaffold_files(name)
+    files = scaffold_files(name, template)
     try:
         for relative, text in files.items():
             path = root / relative
@@ -137,10 +188,22 @@ def init_cmd(name: str, as_json: bool) -> None:
     except OSError as exc:
         error_exit(f"cannot write ./{name}: {exc}", 1)
     if as_json:
-        emit_json({"app": name, "path": str(root.resolve()), "files": sorted(files)})
+        emit_json(
+            {"app": name, "path": str(root.resolve()), "template": template, "files": sorted(files)}
+        )
         return
-    say(f"created ./{name}: app.yaml, grains/, workflows/, tests/, README.md, {SCHEMA_DIR}/")
-    say(f"next: cd {name} && sand validate . && pytest tests && sand emulate . --input '{{}}'")
+    say(
+        f"created ./{name} ({template} workflow): app.yaml, grains/, workflows/, tests/, "
+        f"README.md, {SCHEMA_DIR}/"
+    )
+    say(f"next: {next_commands(name)}")
+
+
+def next_commands(name: str) -> str:
+    """The commands ``sand init`` suggests, as one shell line run from where it ran."""
+    return (
+        f"cd {name} && sand validate . && pytest tests && sand emulate . --input '{EXAMPLE_INPUT}'"
+    )
 
 
 @click.command("schema")
