@@ -168,7 +168,7 @@ def test_deploy_dash_readsATarArchiveFromStdin(server: FakeApps) -> None:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         tar.add(EXAMPLES / "hello", arcname=".")
-    result = run("deploy", "-", "--url", server.url, stdin=buffer.getvalue())
+    result = run("deploy", "-", "--json", "--url", server.url, stdin=buffer.getvalue())
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["name"] == "deployed"
     buffer = io.BytesIO()
@@ -407,6 +407,60 @@ def test_invoke_traceJson_putsTheTraceInTheDocument(monkeypatch: pytest.MonkeyPa
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["trace"] == TRACE
     assert "first" not in result.stderr
+
+
+class _FailingClient:
+    """Answers every invocation with a FAILED execution (and records its input)."""
+
+    def __init__(self) -> None:
+        self.payloads: list[Any] = []
+
+    def invoke(self, app: str, payload: Any, **options: Any) -> Any:
+        from types import SimpleNamespace
+
+        self.payloads.append(payload)
+        return SimpleNamespace(
+            execution_id="0f" * 16,
+            status="FAILED",
+            output=None,
+            error="ValueError",
+            cause="the input needs a non-empty 'name'",
+            trace=None,
+        )
+
+
+def test_invoke_failed_saysTheIdAndHowToSeeWhy_onStderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 24: a failed invoke printed {"Error", "Cause"} and nothing to go on. stdout stays
+    that one line (exit 1); stderr names the execution and the command that shows its
+    history; --json keeps stderr quiet. Without --input the input is {} (as --help says)."""
+    stub = _FailingClient()
+    monkeypatch.setattr("sand.cli.app_cmds.client", lambda url: stub)
+    result = run("invoke", "hello")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == {
+        "Error": "ValueError",
+        "Cause": "the input needs a non-empty 'name'",
+    }
+    execution_id = "0f" * 16
+    assert f"execution {execution_id} failed" in result.stderr
+    assert f"sand execution show {execution_id}" in result.stderr
+    assert stub.payloads == [{}]
+    quiet = run("invoke", "hello", "--json")
+    assert quiet.exit_code == 1 and quiet.stderr == ""
+    assert json.loads(quiet.stdout)["execution_id"] == execution_id
+    assert "Without --input or --input-file: {}" in " ".join(run("invoke", "--help").stdout.split())
+
+
+def test_deploy_withoutJson_printsOneLineNotTheDocument(server: FakeApps) -> None:
+    """Issue 24: `sand deploy` printed the app's whole JSON document (~50 lines) on stdout.
+    Without --json it says in one line what was deployed; stdout stays empty."""
+    result = run("deploy", str(EXAMPLES / "hello"), "--url", server.url)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""
+    summary = [line for line in result.stderr.splitlines() if line.startswith("deployed ")]
+    assert len(summary) == 1, result.stderr
+    assert "grains " in summary[0] and "workflows " in summary[0]
+    assert "sand app show " in summary[0]
 
 
 def test_completion_appArgument_completesDeployedNames(server: FakeApps) -> None:

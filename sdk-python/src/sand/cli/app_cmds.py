@@ -47,7 +47,8 @@ from sand.suggest import did_you_mean
 def deploy(
     source: str, backend: str | None, placement_json: str | None, url: str | None, as_json: bool
 ) -> None:
-    """Validate APP, upload it and wait until its sandbox is running; print the app.
+    """Validate APP, upload it and wait until its sandbox is running; print one line saying
+    what runs (--json: the app's whole document).
 
     APP is an application directory, a tar archive of one, or '-' for a tar archive on
     stdin (`tar -C hello -c . | sand deploy -`)."""
@@ -82,11 +83,22 @@ def deploy(
             if problems:
                 _invalid(shown, [located(problem) for problem in problems])
             fail(exc)
-    say(
-        f"deployed {app['name']} ({', '.join(app.get('grains', []))}) "
-        f"in {time.monotonic() - started:.1f} s"
+    if json_mode():
+        emit_json(app)
+        return
+    say(_deployed(app, time.monotonic() - started))
+
+
+def _deployed(app: dict[str, Any], seconds: float) -> str:
+    """One line for a person: what was deployed, which version, what it runs."""
+    grains = ", ".join(app.get("grains", [])) or "no grains"
+    workflows = ", ".join(sorted(app.get("workflows", {}))) or "none"
+    version = f" version {app['version']}" if app.get("version") is not None else ""
+    backend = f" on {app['backend']}" if app.get("backend") else ""
+    return (
+        f"deployed {app.get('name')}{version}{backend} in {seconds:.1f} s: "
+        f"grains {grains}; workflows {workflows} (`sand app show {app.get('name')}` for more)"
     )
-    emit_json(app)
 
 
 def _invalid(source: str, problems: list[str]) -> NoReturn:
@@ -195,7 +207,12 @@ def show_app(app: str, url: str | None, as_json: bool) -> None:
 @click.option(
     "--workflow", "-w", default=None, help="Workflow to run (default: the app's default)."
 )
-@click.option("--input", "input_json", default=None, help="Input as JSON ('-' reads stdin).")
+@click.option(
+    "--input",
+    "input_json",
+    default=None,
+    help="Input as JSON ('-' reads stdin). Without --input or --input-file: {}.",
+)
 @click.option(
     "--input-file",
     type=click.Path(exists=True, dir_okay=False, allow_dash=True),
@@ -227,8 +244,9 @@ def invoke(
     url: str | None,
     as_json: bool,
 ) -> None:
-    """Run a workflow of APP; print its output as one JSON line (exit 0), or
-    {"Error", "Cause"} when it failed (exit 1). --json prints the whole execution
+    """Run a workflow of APP with the input given (`{}` without one); print its output as one
+    JSON line (exit 0), or {"Error", "Cause"} when it failed (exit 1, and on stderr the
+    execution's id and the command that shows why). --json prints the whole execution
     {execution_id, status, output, error, cause} instead."""
     payload = read_json_input(input_json, input_file)
     api = client(url)
@@ -416,6 +434,13 @@ def _print_execution(execution: Execution, extra: dict[str, Any] | None = None) 
         emit_json({"Error": execution.error, "Cause": execution.cause}, indent=None)
     else:
         emit_json({"execution_id": execution.execution_id, "status": execution.status}, indent=None)
+    if execution.status != ExecutionStatus.SUCCEEDED and not json_mode():
+        # what the failure's state, input and logs were: its history says
+        say(
+            f"execution {execution.execution_id} {str(execution.status).lower()}; to see why: "
+            f"sand execution show {execution.execution_id}",
+            style="dim",
+        )
     if execution.status == ExecutionStatus.FAILED:
         raise SystemExit(1)
     if execution.status != ExecutionStatus.SUCCEEDED:
