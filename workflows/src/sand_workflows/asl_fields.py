@@ -6,6 +6,7 @@ returns its compiled form; the state-level structure is in ``asl_loader``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from . import errors, variables
@@ -13,6 +14,7 @@ from .intrinsics import check_intrinsic
 from .jsonata_lang import Template, check_template
 from .model import ROOT, Catcher, Retrier
 from .paths import Path, check_path, check_reference_path, compile_path, compile_reference_path
+from .suggest import did_you_mean
 from .validation import Compiler, is_int, is_number
 
 JITTER_STRATEGIES = ("FULL", "NONE")
@@ -33,6 +35,17 @@ JSONATA_CATCHER_FIELDS = frozenset({"ErrorEquals", "Next", "Output", "Assign", "
 
 class AslFieldCompiler(Compiler):
     """Validates and compiles the field values shared by several ASL state types."""
+
+    # Whether a transition of the scope being compiled names no state: its graph is then
+    # not checked (every "unreachable" would follow from the typo, not from the design).
+    dangling = False
+
+    def no_state(self, where: str, field: str, target: Any, names: Collection[str]) -> None:
+        """Report that ``field`` (Next, Default) names ``target``, which is no state of the
+        scope's ``names``, with the closest name when one is close."""
+        hint = did_you_mean(target, names) if isinstance(target, str) else ""
+        self.problem(where, f"{field} {target!r} names no state in this scope{hint}")
+        self.dangling = True
 
     def path_or_null(self, spec: dict[str, Any], key: str, loc: str) -> Path | None:
         value = spec[key]
@@ -240,7 +253,7 @@ class AslFieldCompiler(Compiler):
                 self.problem(loc, "a Catcher must have 'Next' naming a state")
                 continue
             if target not in names:
-                self.problem(f"{loc}.Next", f"Next '{target}' names no state in this scope")
+                self.no_state(f"{loc}.Next", "Next", target, names)
                 continue
             rp = (
                 self.result_path(spec["ResultPath"], f"{loc}.ResultPath")

@@ -15,6 +15,7 @@ from .choice import compile_rule, parse_timestamp
 from .intrinsics import check_intrinsic
 from .jsonata_lang import is_expression
 from .model import ChoiceRule, State, Workflow, WorkflowKind
+from .suggest import did_you_mean
 from .validation import is_int, reachable_from, report_endless
 from .variable_checks import check_references
 
@@ -179,13 +180,15 @@ class AslCompiler(AslFieldCompiler):
             )
         elif states and start not in states:
             self.problem(
-                where + ("." if where else "") + "StartAt", f"StartAt '{start}' names no state"
+                where + ("." if where else "") + "StartAt",
+                f"StartAt '{start}' names no state" + did_you_mean(start, states),
             )
         if prefix:
             for key in doc:
                 if key not in {"StartAt", "States", "Comment", "ProcessorConfig"}:
                     self.problem(where, f"unknown field '{key}'")
         names = set(states)
+        outer, self.dangling = self.dangling, False
         edges: dict[str, list[str]] = {}
         terminal: set[str] = set()
         for state_name, spec in states.items():
@@ -212,7 +215,8 @@ class AslCompiler(AslFieldCompiler):
             edges[state_name] = [t for t in state.targets() if t in names]
             if state.terminal:
                 terminal.add(state_name)
-        if isinstance(start, str) and start in names:
+        broken, self.dangling = self.dangling, outer
+        if isinstance(start, str) and start in names and not broken:
             self.graph_checks(start, edges, terminal, prefix)
         return start if isinstance(start, str) and start in states else None
 
@@ -330,7 +334,7 @@ class AslCompiler(AslFieldCompiler):
             if not isinstance(target, str):
                 self.problem(f"{loc}.Next", f"Next must be a state name, got {target!r}")
             elif target not in names:
-                self.problem(f"{loc}.Next", f"Next '{target}' names no state in this scope")
+                self.no_state(f"{loc}.Next", "Next", target, names)
             else:
                 fields["next"] = target
         fields["end"] = end is True
@@ -345,7 +349,8 @@ class AslCompiler(AslFieldCompiler):
             known = ", ".join(sorted(self.grains)) or "none"
             self.problem(
                 f"{loc}.Resource",
-                f"Resource '{resource}' names no grain of the app (grains: {known})",
+                f"Resource '{resource}' names no grain of the app (grains: {known})"
+                + did_you_mean(resource, self.grains),
             )
         fields["resource"] = resource
         fields["timeout_s"] = 60.0  # spec "Task State": the default TimeoutSeconds is 60
@@ -400,7 +405,7 @@ class AslCompiler(AslFieldCompiler):
             if "Next" in (rule_spec if isinstance(rule_spec, dict) else {}) and (
                 not isinstance(target, str) or target not in names
             ):
-                self.problem(f"{where}.Next", f"Next {target!r} names no state in this scope")
+                self.no_state(f"{where}.Next", "Next", target, names)
                 continue
             if rule is not None and isinstance(target, str):
                 assert isinstance(rule_spec, dict)
@@ -412,7 +417,7 @@ class AslCompiler(AslFieldCompiler):
         if "Default" in spec:
             default = spec["Default"]
             if not isinstance(default, str) or default not in names:
-                self.problem(f"{loc}.Default", f"Default {default!r} names no state in this scope")
+                self.no_state(f"{loc}.Default", "Default", default, names)
             else:
                 fields["default"] = default
 
@@ -432,7 +437,7 @@ class AslCompiler(AslFieldCompiler):
         condition = spec.get("Condition")
         target = spec.get("Next")
         if not isinstance(target, str) or target not in names:
-            self.problem(f"{where}.Next", f"Next {target!r} names no state in this scope")
+            self.no_state(f"{where}.Next", "Next", target, names)
             return None
         if not (isinstance(condition, bool) or is_expression(condition)):
             self.problem(

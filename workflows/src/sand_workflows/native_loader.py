@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from .model import GrainState, State, Workflow, WorkflowKind
+from .suggest import did_you_mean
 from .validation import Compiler, is_number, reachable_from, report_endless
 
 NATIVE_GRAIN_FIELDS = {"next", "potentialNext", "join", "timeoutSeconds", "comment"}
@@ -14,6 +15,9 @@ NATIVE_TOP_FIELDS = {"entry", "exit", "grains", "comment", "name"}
 
 class NativeCompiler(Compiler):
     """Compiles a native definition; each grain becomes a ``GrainState``."""
+
+    # whether a grain list names a grain 'grains' does not define (see ``grain_list``)
+    dangling = False
 
     def compile(self, doc: dict[str, Any], name: str) -> Workflow | None:
         for key in doc:
@@ -42,7 +46,11 @@ class NativeCompiler(Compiler):
                 continue
             if self.grains is not None and g not in self.grains:
                 known = ", ".join(sorted(self.grains)) or "none"
-                self.problem(loc, f"'{g}' names no grain of the app (grains: {known})")
+                self.problem(
+                    loc,
+                    f"'{g}' names no grain of the app (grains: {known})"
+                    + did_you_mean(g, self.grains),
+                )
             spec = {} if spec is None else spec
             if not isinstance(spec, dict):
                 self.problem(loc, "grain settings must be a mapping")
@@ -92,7 +100,8 @@ class NativeCompiler(Compiler):
         concurrent = any(
             len(n.next_grains) > 1 or len(n.potential_next) > 1 for n in nodes.values()
         )
-        if entry is not None:
+        # a misspelled next grain leaves its target unreachable: one problem, not two
+        if entry is not None and not self.dangling:
             reachable = reachable_from(entry, edges)
             for g in nodes:
                 if g not in reachable:
@@ -128,7 +137,8 @@ class NativeCompiler(Compiler):
         out = []
         for v in value:
             if v not in names:
-                self.problem(where, f"'{v}' names no grain of 'grains'")
+                self.problem(where, f"'{v}' names no grain of 'grains'" + did_you_mean(v, names))
+                self.dangling = True
             elif v in out:
                 self.problem(where, f"'{v}' is listed twice")
             else:

@@ -18,7 +18,6 @@ Not thread-safe per test: one engine per test, driven by one loop.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -34,6 +33,7 @@ from .errors import StatesError
 from .model import State, Workflow, WorkflowKind
 from .steps import Done, Entry, Goto, Step
 from .store import InMemoryStore
+from .suggest import did_you_mean
 from .tokens import Execution, Lineage
 from .variables import name_problem
 
@@ -252,10 +252,9 @@ def check_state(workflow: Workflow, state: str) -> None:
         )
     if state not in workflow.states:
         names = ", ".join(sorted(workflow.states))
-        close = difflib.get_close_matches(state, list(workflow.states), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise StateTestError(
-            f"workflow '{workflow.name}' has no state '{state}' (its states: {names}){hint}"
+            f"workflow '{workflow.name}' has no state '{state}' (its states: {names})"
+            + did_you_mean(state, workflow.states)
         )
 
 
