@@ -23,5 +23,7 @@ else
   echo "deploy/invoke are not implemented yet (see README, 'Status'); the cluster is up:" >&2
   "$sand" status
 fi
+gui=$(.venv/bin/python -c 'from sand.cluster.config import load_config; print(load_config().gateway_url + "/ui/")')
 echo "the stack keeps running; stop it with: make stop" >&2
 echo "the admin token is in $token_file; elsewhere, sign in with: sand login < $token_file" >&2
+echo "the web GUI: $gui (sign in by pasting the token in $token_file)" >&2

@@ -138,6 +138,11 @@ def up(config_file: Path | None, hosts: int | None, as_json: bool) -> None:
         f"cluster {verb}: all healthy in {total:.1f} s; state in {config.state_dir}", markup=False
     )
     stderr().print(f"gateway: {config.gateway_url}", markup=False)
+    stderr().print(
+        f"web GUI: {config.gateway_url}/ui/ (sign in with a token: the admin's is in {admin.path})",
+        soft_wrap=True,
+        markup=False,
+    )
     made = "new admin token" if admin.created else "admin token"
     stderr().print(  # one line, never wrapped: the command in it is meant to be copied
         f"{made} in {admin.path} (this machine's `sand` uses it); "
