@@ -59,6 +59,7 @@ workflows:
   main: workflows/main.json
   failing: workflows/failing.json
   slow: workflows/slow.json
+  sibling: workflows/sibling.json  # Flaky fails the Parallel while Nap still sleeps
 limits:
   timeout_s: 120                 # the slow grain runs a minute, unless stopped
 """
@@ -100,6 +101,28 @@ STORY_FILES = {
                 },
                 "Flaky": {"Type": "Task", "Resource": "flaky", "Next": "Done"},
                 "Done": {"Type": "Succeed"},
+            },
+        },
+        indent=2,
+    ),
+    "workflows/sibling.json": json.dumps(
+        {
+            "StartAt": "Both",
+            "States": {
+                "Both": {
+                    "Type": "Parallel",
+                    "Branches": [
+                        {
+                            "StartAt": "Flaky",
+                            "States": {"Flaky": {"Type": "Task", "Resource": "flaky", "End": True}},
+                        },
+                        {
+                            "StartAt": "Nap",
+                            "States": {"Nap": {"Type": "Task", "Resource": "slow", "End": True}},
+                        },
+                    ],
+                    "End": True,
+                }
             },
         },
         indent=2,
@@ -545,6 +568,9 @@ def test_failedExecution_highlightsTheFailedState_andRedriveSucceeds(
     expect(details.get_by_test_id("state-error")).to_contain_text("RuntimeError")
     expect(details.get_by_test_id("state-error")).to_contain_text("the first run always fails")
     expect(page.get_by_test_id("stop")).to_have_count(0)
+    # Issue 24: the list says why each execution failed
+    listed_error(page, execution_id, "RuntimeError: the first run always fails")
+    page.goto(f"/ui/executions/{execution_id}")
 
     page.get_by_test_id("redrive").click()
     wait_status(page, "SUCCEEDED")
@@ -553,6 +579,44 @@ def test_failedExecution_highlightsTheFailedState_andRedriveSucceeds(
     expect(node(page, "execution-graph", "Flaky")).to_have_attribute("data-status", "succeeded")
     expect(page.get_by_test_id("execution-output")).to_contain_text("flaky_runs")
     expect(page.get_by_test_id("redrive")).to_have_count(0)
+    # the redrive is a row of the timeline, at its time (issue 24)
+    expect(page.get_by_test_id("timeline-redrive")).to_contain_text("redrive 1 from Flaky")
+    listed_error(page, execution_id, "(redriven 1×)")
+
+
+def test_failedParallel_showsTheSiblingStillRunningThen_asCancelled_notRunning(
+    new_page: Callable[..., Page], alice: Tenant, story: str
+) -> None:
+    """Issue 24: when one branch failed the execution, the branch still running was drawn
+    "running" (blue bar, dashed node) on the FAILED execution. It is cancelled now."""
+    execution_id = start(alice, story, "sibling", {"order": 8})
+    assert wait_done(alice, execution_id) == "FAILED"
+    page = new_page()
+    sign_in(page, alice.token, alice.name)
+    page.goto(f"/ui/executions/{execution_id}")
+    expect(page.get_by_test_id("execution-status")).to_have_text("FAILED")
+    expect(node(page, "execution-graph", "Flaky")).to_have_attribute("data-status", "failed")
+    expect(node(page, "execution-graph", "Nap")).to_have_attribute("data-status", "cancelled")
+    timeline = page.get_by_test_id("timeline")
+    expect(timeline.get_by_test_id("timeline-row").filter(has_text="Nap").first).to_contain_text(
+        "cancelled"
+    )
+    expect(timeline.locator(".pill-running")).to_have_count(0)
+
+
+def listed_error(page: Page, execution_id: str, text: str) -> None:
+    """The executions list shows ``text`` in the execution's error cell (the listing is
+    written off the path: reload until it is, up to 20 s)."""
+    deadline = time.monotonic() + 20
+    while True:
+        page.goto("/ui/executions")
+        cell = page.get_by_test_id(f"execution-row-{execution_id}").get_by_test_id("row-error")
+        try:
+            expect(cell).to_contain_text(text, timeout=2000)
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
 
 
 def test_stopButton_abortsARunningExecution(

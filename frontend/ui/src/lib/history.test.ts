@@ -240,3 +240,50 @@ describe("historyComplete", () => {
     expect(historyComplete(redriven, "SUCCEEDED")).toBe(true);
   });
 });
+
+// Issue 24: a Map whose item 0 failed the execution while item 1 still ran, then a redrive
+// that enters the Map again.
+const mapFailedThenRedriven: HistoryEvent[] = [
+  ev("ExecutionStarted", 2000, null, "", { input: {} }),
+  ev("StateEntered", 2001, "PriceItems", "", { input: {} }),
+  ev("MapStarted", 2001, "PriceItems", "", { items: 2 }),
+  ev("StateEntered", 2002, "Price", "PriceItems[0]", { input: {} }),
+  ev("TaskStarted", 2003, "Price", "PriceItems[0]", { grain: "price" }),
+  ev("StateEntered", 2002, "Slow", "PriceItems[1]", { input: {} }),
+  ev("TaskStarted", 2003, "Slow", "PriceItems[1]", { grain: "slow" }),
+  ev("TaskFailed", 2010, "Price", "PriceItems[0]", { error: "ValueError", cause: "no price" }),
+  ev("StateFailed", 2010, "Price", "PriceItems[0]", { error: "ValueError", cause: "no price" }),
+  ev("StateFailed", 2011, "PriceItems", "", { error: "ValueError", cause: "no price" }),
+  ev("ExecutionFailed", 2012, null, "", { error: "ValueError", cause: "no price" }),
+];
+const redrive: HistoryEvent[] = [
+  ev("ExecutionRedriven", 5000, null, "", { from_state: "PriceItems", redrive_count: 1, input: {} }),
+  ev("StateEntered", 5001, "PriceItems", "", { input: {} }),
+  ev("StateEntered", 5002, "Slow", "PriceItems[1]", { input: {} }),
+];
+
+describe("an ended run's open work", () => {
+  it("is cancelled, not running, once its run ended; running again in a redrive", () => {
+    expect(nodeStatuses(mapFailedThenRedriven)).toMatchObject({
+      PriceItems: "failed",
+      Price: "failed",
+      Slow: "cancelled",
+    });
+    const rows = timelineRows(mapFailedThenRedriven);
+    expect(rows.some((r) => r.status === "running")).toBe(false);
+    const slow = rows.filter((r) => r.path === "PriceItems[1]");
+    expect(slow.map((r) => [r.kind, r.status, r.durationMs])).toEqual([
+      ["state", "cancelled", 10],
+      ["task", "cancelled", 9],
+    ]);
+    const redriven = [...mapFailedThenRedriven, ...redrive];
+    expect(nodeStatuses(redriven)).toMatchObject({ PriceItems: "running", Slow: "running" });
+  });
+
+  it("shows each redrive as a row of its own, at its time", () => {
+    const rows = timelineRows([...mapFailedThenRedriven, ...redrive]);
+    const marker = rows.find((r) => r.kind === "redrive");
+    expect(marker).toMatchObject({ state: "PriceItems", attempt: 1, status: "redriven", offsetMs: 3000 });
+    expect(rows.indexOf(marker!)).toBe(rows.findIndex((r) => r.startMs >= 5000));
+  });
+});

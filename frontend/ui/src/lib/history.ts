@@ -2,12 +2,17 @@
 // the graph, the timeline's rows, the state that failed the execution.
 import type { HistoryEvent } from "../api";
 
-export type NodeStatus = "succeeded" | "failed" | "caught" | "running" | "not-run";
+const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
+
+export type NodeStatus = "succeeded" | "failed" | "caught" | "running" | "cancelled" | "not-run";
 
 /** Outcome per state (ASL) or grain (native), over every path and entry it had.
- * A state that failed anywhere is `failed`; else caught, else still running, else succeeded. */
+ * A state that failed anywhere is `failed`; else caught, else still running — `cancelled`
+ * once the run ended without it (a Map item beside the one that failed the Map) — else
+ * succeeded. */
 export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus> {
   const seen = new Map<string, { entered: number; done: number; failed: boolean; caught: boolean; asl: boolean }>();
+  let ended = false; // the latest run (the execution or its last redrive) has ended
   const get = (state: string) => {
     let s = seen.get(state);
     if (!s) {
@@ -22,8 +27,10 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
       for (const [state, s] of seen) {
         if (s.failed || s.entered > s.done) seen.delete(state);
       }
+      ended = false;
       continue;
     }
+    if (ENDS.has(e.type)) ended = true;
     if (!e.state) continue;
     const s = get(e.state);
     switch (e.type) {
@@ -67,7 +74,7 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
   for (const [state, s] of seen) {
     if (s.failed) out[state] = "failed";
     else if (s.caught) out[state] = "caught";
-    else if (s.entered > s.done) out[state] = "running";
+    else if (s.entered > s.done) out[state] = ended ? "cancelled" : "running";
     else if (s.done > 0) out[state] = "succeeded";
   }
   return out;
@@ -75,7 +82,8 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
 
 export interface TimelineRow {
   key: string;
-  kind: "state" | "task";
+  /** "redrive": where a redrive began (its `state` is the state it ran again from). */
+  kind: "state" | "task" | "redrive";
   state: string;
   path: string;
   grain: string | null;
@@ -86,15 +94,18 @@ export interface TimelineRow {
   /** Offset from the execution's first event. */
   offsetMs: number;
   durationMs: number | null;
-  /** "retried": this attempt failed and the state's Retry runs it again. */
-  status: NodeStatus | "retried";
+  /** "retried": this attempt failed and the state's Retry runs it again; "redriven": a
+   * redrive's row. */
+  status: NodeStatus | "retried" | "redriven";
   input: unknown;
   output: unknown;
   error: string | null;
   cause: string | null;
 }
 
-/** One row per state entry and per grain instance, in start order. */
+/** One row per state entry and per grain instance, in start order, and one per redrive.
+ * What was still open when its run ended (a sibling of the item that failed a Map) ends
+ * `cancelled` then. */
 export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
   if (events.length === 0) return [];
   const t0 = Math.min(...events.map((e) => e.at_ms));
@@ -113,7 +124,44 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
     list.push(row);
     open.set(k, list);
   };
+  const cancelOpen = (atMs: number) => {
+    for (const open of [openStates, openTasks]) {
+      for (const list of open.values()) {
+        for (const row of list.splice(0)) {
+          row.status = "cancelled";
+          row.durationMs = atMs - row.startMs;
+        }
+      }
+    }
+  };
   for (const e of events) {
+    if (ENDS.has(e.type)) {
+      cancelOpen(e.at_ms);
+      continue;
+    }
+    if (e.type === "ExecutionRedriven") {
+      cancelOpen(e.at_ms);
+      const count = typeof e.redrive_count === "number" ? e.redrive_count : null;
+      rows.push({
+        key: `r${rows.length}`,
+        kind: "redrive",
+        state: str(e.from_state) ?? "",
+        path: "",
+        grain: null,
+        host: null,
+        pid: null,
+        attempt: count,
+        startMs: e.at_ms,
+        offsetMs: e.at_ms - t0,
+        durationMs: 0,
+        status: "redriven",
+        input: e.input,
+        output: undefined,
+        error: null,
+        cause: null,
+      });
+      continue;
+    }
     if (!e.state) continue;
     const path = e.path ?? "";
     const k = `${path}|${e.state}`;
@@ -289,8 +337,6 @@ export function logLinesFor(logs: string, executionId: string, grain: string | n
   }
   return { tagged, untagged };
 }
-
-const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 
 const END_OF: Record<string, string> = {
   SUCCEEDED: "ExecutionSucceeded",

@@ -160,7 +160,7 @@ export function ExecutionPage() {
             <Loading what="the workflow" />
           )}
           <div className="legend">
-            {["succeeded", "failed", "caught", "running", "not-run"].map((s) => (
+            {["succeeded", "failed", "caught", "running", "cancelled", "not-run"].map((s) => (
               <span key={s} className={`legend-item status-${s}`}>
                 <span className="swatch" /> {s}
               </span>
@@ -237,9 +237,17 @@ export function ExecutionPage() {
                       onClick={() => setSelected({ state: r.state, row: r.key })}
                     >
                       <td>
-                        {r.kind === "task" ? <span className="muted">↳ grain </span> : null}
-                        {r.kind === "task" ? r.grain : r.state}
-                        {r.attempt !== null && r.attempt > 0 ? <span className="muted"> (delivery {r.attempt + 1})</span> : null}
+                        {r.kind === "redrive" ? (
+                          <span data-testid="timeline-redrive">
+                            ⟲ redrive{r.attempt !== null ? ` ${r.attempt}` : ""} from {r.state}
+                          </span>
+                        ) : (
+                          <>
+                            {r.kind === "task" ? <span className="muted">↳ grain </span> : null}
+                            {r.kind === "task" ? r.grain : r.state}
+                            {r.attempt !== null && r.attempt > 0 ? <span className="muted"> (delivery {r.attempt + 1})</span> : null}
+                          </>
+                        )}
                       </td>
                       <td className="mono">{r.path || "—"}</td>
                       <td className="mono">

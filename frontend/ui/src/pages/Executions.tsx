@@ -103,6 +103,7 @@ export function ExecutionsPage() {
                     <th>Workflow</th>
                     <th>Started</th>
                     <th>Duration</th>
+                    <th>Error</th>
                   </tr>
                 </thead>
                 <tbody>
@@ -120,6 +121,16 @@ export function ExecutionsPage() {
                         <Time ms={x.started_ms} />
                       </td>
                       <td>{duration(x.finished_ms != null ? x.finished_ms - x.started_ms : null)}</td>
+                      <td className="error-cell" data-testid="row-error" title={x.cause ?? undefined}>
+                        {x.error ?? ""}
+                        {x.cause ? <span className="muted">: {x.cause}</span> : null}
+                        {x.redrive_count ? (
+                          <span className="muted" title="times redriven">
+                            {" "}
+                            (redriven {x.redrive_count}×)
+                          </span>
+                        ) : null}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
