@@ -716,6 +716,50 @@ def test_clusterPage_listsTheHost_withTheAppsSandboxAndWorkers(
         expect(page.get_by_test_id(f"worker-{story}-{grain}").first).to_be_attached()
 
 
+def test_clusterPage_showsAWorkerWhoseGrainCannotBeImported_asUnhealthy_withWhy(
+    new_page: Callable[..., Page], alice: Tenant, tmp_path: Path
+) -> None:
+    """Issue 24: a worker whose grain cannot be imported runs (each event fails, explained)
+    and was drawn green. The cluster page shows it unhealthy, with the import error."""
+    name = f"gui-broken-{secrets.token_hex(3)}"
+    (tmp_path / "grains").mkdir()
+    (tmp_path / "app.yaml").write_text(
+        f"name: {name}\ngrains:\n  fine: grains/fine.py\n  broken: grains/broken.py\n"
+        "workflows:\n  main: workflows/main.yaml\n"
+    )
+    (tmp_path / "workflows").mkdir()
+    (tmp_path / "workflows/main.yaml").write_text(
+        "entry: fine\ngrains:\n  fine: {next: broken}\n  broken: {}\n"
+    )
+    (tmp_path / "grains/fine.py").write_text("def handle(event, context):\n    return event\n")
+    (tmp_path / "grains/broken.py").write_text(
+        "import sand_no_such_module_anywhere\n\n\ndef handle(event, context):\n    return event\n"
+    )
+    alice.client.deploy(tmp_path, backend="process")
+    try:
+        page = new_page()
+        sign_in(page, alice.token, alice.name)
+        page.get_by_test_id("nav-cluster").click()
+        broken = page.get_by_test_id(f"worker-{name}-broken")
+        deadline = time.monotonic() + 20  # the page shows what the agent saw when it loaded
+        while True:
+            try:
+                expect(broken.locator(".dot")).to_have_class(re.compile(r"\bdot-bad\b"))
+                break
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                page.get_by_role("button", name="Refresh").click()
+        expect(broken.get_by_test_id("worker-error")).to_contain_text(
+            "No module named 'sand_no_such_module_anywhere'"
+        )
+        fine = page.get_by_test_id(f"worker-{name}-fine")
+        expect(fine.locator(".dot")).to_have_class(re.compile(r"\bdot-ok\b"))
+        expect(fine.get_by_test_id("worker-error")).to_have_count(0)
+    finally:
+        alice.client.undeploy(name)
+
+
 def test_unknownRoute_showsNotFound_andServerErrorsShowTheirMessage(
     new_page: Callable[..., Page], alice: Tenant
 ) -> None:

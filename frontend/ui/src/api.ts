@@ -164,7 +164,8 @@ export interface ClusterDoc {
       version?: number;
       backend: string;
       state: string;
-      workers: { grain: string; healthy: boolean; pid: number | null }[];
+      /** `error`: why the worker is not healthy although it runs (its grain cannot be imported). */
+      workers: { grain: string; healthy: boolean; pid: number | null; error?: string }[];
     }[];
   }[];
 }

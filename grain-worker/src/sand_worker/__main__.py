@@ -57,7 +57,8 @@ def _serve(app: AppSpec, name: str, config: WorkerConfig) -> NoReturn:
             # the worker stays up: each event of this grain fails with States.Runtime
             # naming the error, and the app's other workflows are unaffected
             print(f"sand-worker: {broken}; its events fail", file=sys.stderr, flush=True)
-        GrainWorker(Grain(app, name, handler), config).run()
+        reason = None if broken is None else str(broken)
+        GrainWorker(Grain(app, name, handler, reason), config).run()
         code = WorkerExit.OK
     except BaseException:
         import traceback

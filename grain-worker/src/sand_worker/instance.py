@@ -106,6 +106,7 @@ class Grain:
     app: AppSpec
     name: str
     handler: Handler
+    broken: str | None = None  # why the grain's file cannot be imported (handler fails all)
 
     @property
     def events_per_instance(self) -> int:

@@ -156,9 +156,12 @@ class GrainWorker:
             refill_at = self._fill_pool(pool)
             now = self._clock()
             if now >= ready_at:
-                client.set(
-                    keys.ready_key(self._config.app, self._grain.name), os.getpid(), ex=READY_TTL_S
-                )
+                app, grain = self._config.app, self._grain.name
+                client.set(keys.ready_key(app, grain), os.getpid(), ex=READY_TTL_S)
+                if self._grain.broken is not None:
+                    # taking events (each fails, explained) but not healthy: the cluster
+                    # view says why
+                    client.set(keys.broken_key(app, grain), self._grain.broken, ex=READY_TTL_S)
                 ready_at = now + READY_TTL_S / 3
                 self._metrics.in_flight(client, sum(1 for c in pool.children if c.busy))
             watching = self._watching_stops(pool, now)

@@ -18,6 +18,8 @@ key                                  Redis type    holds
 ``sand:timers``                      sorted set    TIMER events, score = due epoch ms
 ``sand:app:<app>``                   string        a deployed application's metadata (JSON)
 ``sand:ready:<app>:<grain>``         string        set with a TTL while a grain worker is ready
+``sand:broken:<app>:<grain>``        string        with the same TTL: why its grain cannot be
+                                                   imported (its events fail)
 ``sand:join:<app>:<group>``          hash          a Parallel/Map/native-join group
 ``sand:data:<app>:<scope>:<key>``    string        a ``context.data`` value of scope ``local``
 ``sand:gdata:<app>:requests``        list          global-data requests to the host agent
@@ -92,6 +94,11 @@ def app_key(app: str) -> str:
 def ready_key(app: str, grain: str) -> str:
     """Set by a grain worker while it is ready to take events."""
     return _c.KEY_READY.format(app=app, grain=grain)
+
+
+def broken_key(app: str, grain: str) -> str:
+    """Set beside the readiness key by a grain worker whose grain cannot be imported: why."""
+    return _c.KEY_BROKEN.format(app=app, grain=grain)
 
 
 def metrics_key(app: str, grain: str) -> str:

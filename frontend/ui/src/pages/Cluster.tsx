@@ -46,6 +46,11 @@ export function ClusterPage() {
                               <li key={w.grain} data-testid={`worker-${s.app}-${w.grain}`}>
                                 <span className={`dot ${w.healthy ? "dot-ok" : "dot-bad"}`} />
                                 {w.grain} <span className="muted">{w.pid !== null ? `pid ${w.pid}` : "no process"}</span>
+                                {w.error ? (
+                                  <div className="worker-error" data-testid="worker-error">
+                                    {w.error}
+                                  </div>
+                                ) : null}
                               </li>
                             ))}
                           </ul>

@@ -32,6 +32,7 @@ const string KEY_INCARNATION = "sand:incarnation"        // string: the running 
 const string KEY_TIMERS = "sand:timers"                  // sorted set: TIMER events, score = due epoch ms
 const string KEY_APP = "sand:app:{app}"                  // string: a deployed app's metadata (JSON)
 const string KEY_READY = "sand:ready:{app}:{grain}"      // string with TTL: a grain worker is taking events
+const string KEY_BROKEN = "sand:broken:{app}:{grain}"    // string with TTL: why a grain worker's grain cannot be imported (its events fail)
 const string KEY_JOIN = "sand:join:{app}:{group}"        // hash: a Parallel/Map/native-join group of the engine
 const string KEY_DATA = "sand:data:{app}:{scope}:{key}"  // string: a context.data value (scope local; global lives in Cassandra)
 // The global data layer (decision 0012): a grain has no route to Cassandra; it asks its host
@@ -60,8 +61,8 @@ const list<string> METRIC_RUN_BUCKETS_S = [
 // What an application's own Redis ACL user may read and write (nothing of
 // another app matches) ...
 const list<string> ACL_APP_OWNED = [
-  "sand:q:{app}:*", "sand:ready:{app}:*", "sand:join:{app}:*", "sand:data:{app}:*",
-  "sand:gdata:{app}:*", "sand:metrics:{app}:*"
+  "sand:q:{app}:*", "sand:ready:{app}:*", "sand:broken:{app}:*", "sand:join:{app}:*",
+  "sand:data:{app}:*", "sand:gdata:{app}:*", "sand:metrics:{app}:*"
 ]
 // ... and what it may only write (shared by all apps: never readable by one).
 const list<string> ACL_APP_WRITE_ONLY = ["sand:agent:*", "sand:reply:*", "sand:result:*", "sand:timers"]

@@ -10,6 +10,7 @@ import io.lettuce.core.ScanIterator;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * An app's keys on the local bus, as the deployer sees them: the metadata at {@code sand:app:<app>}
@@ -42,9 +43,15 @@ final class AppKeys {
     bus.delete(Keys.app(app));
   }
 
-  /** Deletes the readiness keys of {@code grains}, so only workers started later count. */
+  /**
+   * Deletes the readiness keys of {@code grains} (and what their workers said was broken), so only
+   * workers started later count.
+   */
   static void clearReady(RedisLocalBus bus, String app, List<String> grains) {
-    bus.delete(grains.stream().map(g -> Keys.ready(app, g)).toArray(String[]::new));
+    bus.delete(
+        grains.stream()
+            .flatMap(g -> Stream.of(Keys.ready(app, g), Keys.broken(app, g)))
+            .toArray(String[]::new));
   }
 
   /** Deletes every key {@code app} owns ({@link Keys#appOwnedPatterns}). */

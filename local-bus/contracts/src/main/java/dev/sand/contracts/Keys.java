@@ -64,6 +64,17 @@ public final class Keys {
         Map.of("app", Names.requireApp(app), "grain", Names.requireGrain(grain)));
   }
 
+  /**
+   * Set by a grain worker whose grain cannot be imported, beside its readiness key and with the
+   * same TTL, holding why: {@code sand:broken:<app>:<grain>}. Written with the app's ACL user, so
+   * it is the app's word about itself.
+   */
+  public static String broken(String app, String grain) {
+    return Template.fill(
+        contractsConstants.KEY_BROKEN,
+        Map.of("app", Names.requireApp(app), "grain", Names.requireGrain(grain)));
+  }
+
   /** Set by a grain worker while it is ready: {@code sand:ready:<app>:<grain>}. */
   public static String ready(String app, String grain) {
     return Template.fill(
