@@ -33,6 +33,7 @@ BUILDERS: dict[str, Callable[..., str]] = {
     "timers": keys.timers_key,
     "app": keys.app_key,
     "ready": keys.ready_key,
+    "broken": keys.broken_key,
     "metrics": keys.metrics_key,
     "data_requests": keys.data_requests_key,
     "data_reply": keys.data_reply_key,

@@ -19,9 +19,9 @@ import java.util.Optional;
  * deployed app its sandbox's state and each grain worker's health. A worker is healthy while its
  * readiness key ({@code sand:ready:<app>:<grain>}, holding its pid) is set: the worker renews it
  * every few seconds and it expires when the worker stops. A worker whose grain cannot be imported
- * keeps running (each of its events fails, explained) and says why beside its readiness key
- * ({@code sand:broken:<app>:<grain>}): it is reported unhealthy, with that reason. Blocking (asks
- * the runtime and Redis).
+ * keeps running (each of its events fails, explained) and says why beside its readiness key ({@code
+ * sand:broken:<app>:<grain>}): it is reported unhealthy, with that reason. Blocking (asks the
+ * runtime and Redis).
  */
 final class SandboxReport {
   // the app writes its own reason: what the cluster view shows of it is bounded
@@ -55,7 +55,8 @@ final class SandboxReport {
         ObjectNode worker = workers.addObject();
         worker.put("grain", grain);
         Optional<Long> pid = readyPid(bus, app.name(), grain);
-        Optional<String> broken = pid.isPresent() ? broken(bus, app.name(), grain) : Optional.empty();
+        Optional<String> broken =
+            pid.isPresent() ? broken(bus, app.name(), grain) : Optional.empty();
         worker.put("healthy", pid.isPresent() && broken.isEmpty());
         broken.ifPresent(reason -> worker.put("error", reason));
         if (pid.isPresent() && pid.get() > 0) {
@@ -89,7 +90,9 @@ final class SandboxReport {
     try {
       return bus.get(Keys.broken(app, grain))
           .map(raw -> new String(raw, StandardCharsets.UTF_8).strip())
-          .map(reason -> reason.length() > MAX_REASON ? reason.substring(0, MAX_REASON) + "…" : reason);
+          .map(
+              reason ->
+                  reason.length() > MAX_REASON ? reason.substring(0, MAX_REASON) + "…" : reason);
     } catch (LocalBusException e) {
       return Optional.empty();
     }

@@ -35,6 +35,7 @@ class ContractCasesTest {
           Map.entry("timers", a -> Keys.timers()),
           Map.entry("app", a -> Keys.app(a.path("app").asText())),
           Map.entry("ready", a -> Keys.ready(a.path("app").asText(), a.path("grain").asText())),
+          Map.entry("broken", a -> Keys.broken(a.path("app").asText(), a.path("grain").asText())),
           Map.entry("metrics", a -> Keys.metrics(a.path("app").asText(), a.path("grain").asText())),
           Map.entry("data_requests", a -> Keys.dataRequests(a.path("app").asText())),
           Map.entry(
