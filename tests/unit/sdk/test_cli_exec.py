@@ -174,3 +174,30 @@ def test_redrive_unknownId_exits2_namingIt(seeded: Seeded) -> None:
 def test_missingArgument_isAUsageError(seeded: Seeded) -> None:
     assert run(seeded, "stop").exit_code == 2
     assert run(seeded, "execution", "show").exit_code == 2
+
+
+def test_failedState_isTheTaskThatFailedTheLatestRun_notASiblingThatFailedLater() -> None:
+    """Issue 24 (seen in the walk-through): a Map whose item 1 failed it while item 2 failed
+    a moment later was said to have "failed in PriceItems[2]/Price", and a redriven execution
+    that then succeeded still showed the old failure."""
+    from sand.cli.exec_cmds import failed_state
+    from sand.client.models import HistoryEvent
+
+    def event(kind: str, path: str, **fields: object) -> HistoryEvent:
+        return HistoryEvent.from_json(
+            {"type": kind, "at_ms": 1, "execution_id": "x", "state": "Price", "path": path} | fields
+        )
+
+    first_run = [
+        event("TaskFailed", "PriceItems[1]", error="KeyError", cause="'kiwi'"),
+        event("StateFailed", "PriceItems[1]", error="KeyError", cause="'kiwi'"),
+        event("TaskFailed", "PriceItems[2]", error="KeyError", cause="'plum'"),
+    ]
+    assert failed_state(first_run, "KeyError", "'kiwi'") == "PriceItems[1]/Price"
+    redriven = [
+        *first_run,
+        HistoryEvent.from_json({"type": "ExecutionRedriven", "at_ms": 2, "execution_id": "x"}),
+        event("TaskFailed", "PriceItems[2]", error="KeyError", cause="'plum'"),
+    ]
+    assert failed_state(redriven, "KeyError", "'plum'") == "PriceItems[2]/Price"
+    assert failed_state(redriven[:4]) is None  # the redrive has not failed (yet)

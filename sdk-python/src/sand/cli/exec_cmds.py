@@ -255,22 +255,35 @@ def _header(out: Console, doc: Execution, events: list[HistoryEvent]) -> None:
     if doc.error or doc.cause:
         out.print(f"  [red]{'error':<10}{escape(doc.error or '')}[/red]")
         out.print(f"  [red]{'cause':<10}{escape(doc.cause or '')}[/red]")
-    failed = failed_state(events)
+    failed = (
+        failed_state(events, doc.error, doc.cause) if doc.status == ExecutionStatus.FAILED else None
+    )
     if failed is not None:
         out.print(f"  [bold red]{'failed in':<10}{escape(failed)}[/bold red]")
     out.print()
 
 
-def failed_state(events: Iterable[HistoryEvent]) -> str | None:
-    """Where it failed: the path/state of the last failed task, else of the last failed
-    branch (a task's failure travels up through its branches, which fail after it)."""
-    task = branch = None
-    for event in events:
+def failed_state(
+    events: Iterable[HistoryEvent], error: str | None = None, cause: str | None = None
+) -> str | None:
+    """Where the latest run (after its last redrive) failed: the path/state of the first
+    failed task whose error and cause are the execution's, else of the first failed task
+    (a Map's items that fail after the one that failed it come later), else of the last
+    failed branch (a task's failure travels up through its branches, which fail after it)."""
+    run = list(events)
+    redrives = [i for i, event in enumerate(run) if event.type == "ExecutionRedriven"]
+    if redrives:
+        run = run[redrives[-1] + 1 :]
+    matching = first = branch = None
+    for event in run:
         if event.type == "TaskFailed":
-            task = timeline.where(event.to_json())
+            where = timeline.where(event.to_json())
+            first = first or where
+            if matching is None and (event.error, event.cause) == (error, cause):
+                matching = where
         elif event.failed and event.type not in ("ExecutionFailed", "ExecutionAborted"):
             branch = timeline.where(event.to_json())
-    return task or branch
+    return matching or first or branch
 
 
 def _timeline(out: Console, events: list[HistoryEvent]) -> None:
