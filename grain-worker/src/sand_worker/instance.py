@@ -345,7 +345,7 @@ class EventHandler:
         """Begin the execution of an INVOKE event, or run it again from the state that
         failed when the event is a redrive (headers ``sand-redrive-*``)."""
         headers = message.headers or {}
-        started_ms = _started_ms(message)
+        started_ms, _ = _run_of(message)
         assert started_ms is not None  # an INVOKE always says
         started = datetime.fromtimestamp(started_ms / 1000, UTC).isoformat()
         redrive = None
@@ -497,14 +497,15 @@ class EventHandler:
             history.retract_end()
             return  # the stop wrote the execution's end (ABORTED)
         trace = step.trace.document() if step.trace is not None else None
+        started_ms, redrive_count = _run_of(source)
         common = {
             "execution_id": source.execution_id,
             "app": source.app,
             "workflow": source.workflow,
-            "started_ms": _started_ms(source),
+            "started_ms": started_ms,
             "finished_ms": now_ms(),
             # which run ended: the document says so as the record does (absent: never redriven)
-            "redrive_count": _redrive_count(source) or None,
+            "redrive_count": redrive_count or None,
             "trace": trace,
         }
         if isinstance(action, Finished):
@@ -534,31 +535,22 @@ class EventHandler:
         out.agent.append(encoded)
 
 
-def _started_ms(event: EventMessage) -> int | None:
-    """When the execution of ``event`` started (epoch ms), for its result document: the
-    execution's record is listed under it (decision 0018), history or not."""
+def _run_of(event: EventMessage) -> tuple[int | None, int]:
+    """When the execution of ``event`` started (epoch ms; its record is listed under it,
+    decision 0018) and which run of it this is (0 the first, N its Nth redrive), for its
+    result document: from an INVOKE's headers, else from its token (decoded once)."""
     headers = event.headers or {}
     if event.kind == EventKind.INVOKE:
-        return int(headers.get(HEADER_STARTED_MS) or event.created_ms)
+        started = int(headers.get(HEADER_STARTED_MS) or event.created_ms)
+        return started, int(headers.get(HEADER_REDRIVE_COUNT) or 0)
     if not event.token:
-        return None
+        return None, 0
     try:
-        started = decode_token(event.token).lineage.execution.start_time
-        return round(datetime.fromisoformat(started).timestamp() * 1000)
+        execution = decode_token(event.token).lineage.execution
+        started_ms = round(datetime.fromisoformat(execution.start_time).timestamp() * 1000)
     except ValueError:
-        return None
-
-
-def _redrive_count(event: EventMessage) -> int:
-    """Which run of its execution ``event`` belongs to: 0 the first, N its Nth redrive."""
-    if event.kind == EventKind.INVOKE:
-        return int((event.headers or {}).get(HEADER_REDRIVE_COUNT) or 0)
-    if not event.token:
-        return 0
-    try:
-        return decode_token(event.token).lineage.execution.redrive_count
-    except ValueError:
-        return 0
+        return None, 0
+    return started_ms, execution.redrive_count
 
 
 def _float(raw: str | None) -> float | None:
