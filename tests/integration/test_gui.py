@@ -55,11 +55,13 @@ grains:
   shout: grains/shout.py
   flaky: grains/flaky.py
   slow: grains/slow.py
+  price: grains/price.py
 workflows:
   main: workflows/main.json
   failing: workflows/failing.json
   slow: workflows/slow.json
   sibling: workflows/sibling.json  # Flaky fails the Parallel while Nap still sleeps
+  items: workflows/items.json      # one Map item fails (sku "b"), its siblings log alike
 limits:
   timeout_s: 120                 # the slow grain runs a minute, unless stopped
 """
@@ -127,6 +129,23 @@ STORY_FILES = {
         },
         indent=2,
     ),
+    "workflows/items.json": json.dumps(
+        {
+            "StartAt": "PriceItems",
+            "States": {
+                "PriceItems": {
+                    "Type": "Map",
+                    "ItemsPath": "$.items",
+                    "ItemProcessor": {
+                        "StartAt": "Price",
+                        "States": {"Price": {"Type": "Task", "Resource": "price", "End": True}},
+                    },
+                    "End": True,
+                }
+            },
+        },
+        indent=2,
+    ),
     "workflows/slow.json": json.dumps(
         {"StartAt": "Nap", "States": {"Nap": {"Type": "Task", "Resource": "slow", "End": True}}},
         indent=2,
@@ -148,6 +167,14 @@ STORY_FILES = {
         "    if runs == 1:\n"
         '        raise RuntimeError("the first run always fails")\n'
         '    return {"flaky_runs": runs}\n'
+    ),
+    "grains/price.py": (
+        "def handle(event, context):\n"
+        "    context.logger.info(f\"pricing {event['sku']}\")\n"
+        "    print(f\"printed {event['sku']}\", flush=True)\n"
+        "    if event['sku'] == 'b':\n"
+        "        raise ValueError(f\"no price for {event['sku']}\")\n"
+        "    return {'sku': event['sku'], 'price': 3}\n"
     ),
     "grains/slow.py": (
         "import time\n\n\ndef handle(event, context):\n    time.sleep(60)\n    return event\n"
@@ -602,6 +629,33 @@ def test_failedParallel_showsTheSiblingStillRunningThen_asCancelled_notRunning(
         "cancelled"
     )
     expect(timeline.locator(".pill-running")).to_have_count(0)
+
+
+def test_aMapItemsLogPanel_showsThatItemsLinesOnly_notItsSiblings(
+    new_page: Callable[..., Page], alice: Tenant, story: str
+) -> None:
+    """Issue 24: the failing item's log panel showed every item's lines (all tagged with the
+    same execution and grain). Each line now carries the item's path too."""
+    items = [{"sku": "a"}, {"sku": "b"}, {"sku": "c"}]
+    execution_id = start(alice, story, "items", {"items": items})
+    assert wait_done(alice, execution_id) == "FAILED"
+    page = new_page()
+    sign_in(page, alice.token, alice.name)
+    page.goto(f"/ui/executions/{execution_id}")
+    expect(page.get_by_test_id("execution-status")).to_have_text("FAILED")
+    rows = page.get_by_test_id("timeline").get_by_test_id("timeline-row")
+    rows.filter(has_text="PriceItems[1]").filter(has_text="failed").first.click()
+    logs = page.get_by_test_id("state-details").get_by_test_id("state-logs")
+    expect(logs).to_contain_text("pricing b", timeout=30_000)  # the logger, at INFO
+    expect(logs).to_contain_text("printed b")
+    expect(logs).to_contain_text("ValueError: no price for b")
+    for sibling in ("a", "c"):
+        expect(logs).not_to_contain_text(f"pricing {sibling}")
+        expect(logs).not_to_contain_text(f"printed {sibling}")
+    rows.filter(has_text="PriceItems[2]").first.click()
+    expect(logs).to_contain_text("pricing c", timeout=30_000)
+    expect(logs).not_to_contain_text("pricing b")
+    expect(logs).not_to_contain_text("no price")
 
 
 def listed_error(page: Page, execution_id: str, text: str) -> None:

@@ -134,6 +134,7 @@ class Pending:
     before: list[Action]  # actions of the step that led to the task, sent with its result
     task: bytes  # the body of the instance's TASK frame (:meth:`EventHandler.run_task`)
     timeout_s: float
+    path: str  # where the task runs (``history.path_of``): its lines' ``path=`` tag
 
     @property
     def raw(self) -> bytes:
@@ -232,7 +233,7 @@ class EventHandler:
                 if result.traceback:
                     text = f"error={result.error}\n{result.traceback}"
                     print(
-                        tagged(step.message.execution_id, self._grain.name, text),
+                        tagged(step.message.execution_id, self._grain.name, text, pending.path),
                         file=sys.stderr,
                         flush=True,
                     )
@@ -295,7 +296,7 @@ class EventHandler:
             state=doc["context"],
         )
         self._global.take()  # a reused instance: the notes of the previous task were sent
-        with tagged_output(invocation.execution_id, self._grain.name):
+        with tagged_output(invocation.execution_id, self._grain.name, doc.get("path", "")):
             result = invoke(handler or self._grain.handler, invocation, self._stores)
         written = self._global.take()
         return result, header_value(written) if written else None
@@ -308,19 +309,26 @@ class EventHandler:
         timeout_s = min(call.timeout_s or limits.timeout_s, limits.timeout_s)
         state = step.engine.wf.states.get(self._grain.name)
         potential_next = state.potential_next if isinstance(state, GrainState) else ()
+        token = decode_token(call.token)
+        path = history.path_of(token.lineage)
         task = {
             "execution_id": step.message.execution_id,
             "input": call.input,
             "timeout_s": timeout_s,
             "potential_next": sorted(potential_next),
             "context": call.context,
+            "path": path,
         }
         if step.trace is not None:
             step.trace.started()
-        history.emit_for_token(
-            "TaskStarted", call.token, grain=self._grain.name, attempt=step.message.attempt
+        history.emit(
+            "TaskStarted",
+            token.lineage,
+            token.state,
+            grain=self._grain.name,
+            attempt=step.message.attempt,
         )
-        return Pending(step, call, before, json.dumps(task).encode(), timeout_s)
+        return Pending(step, call, before, json.dumps(task).encode(), timeout_s, path)
 
     def _send(
         self, step: Step, actions: list[Action], result: GrainResult | None, wrote: str | None

@@ -2,12 +2,14 @@
 
 The app's log (``GET /v1/apps/{app}/logs``) mixes every instance of every grain; the GUI
 shows a state's own lines by looking for ``execution_id=<id> grain=<name>`` in them (issue
-14). A grain's ``print`` and writes to ``sys.stderr`` during its handler get that prefix on
-every line."""
+14), and ``path=<path>`` where the task ran inside a Parallel branch or a Map item, so that
+one item's panel does not show its siblings' lines (issue 24). A grain's ``print`` and
+writes to ``sys.stderr`` during its handler get that prefix on every line."""
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,22 +48,33 @@ class LineTagger(io.TextIOBase):
         self._target.flush()
 
 
-def line_prefix(execution_id: str, grain: str) -> str:
+_UNSAFE_IN_PATH = re.compile(r"[%\s]")
+
+
+def path_tag(path: str) -> str:
+    """``path`` as one word: ``%`` and whitespace (a state name may hold spaces) as ``%XX``
+    of their code point. The GUI's ``pathTag`` (``frontend/ui/src/lib/history.ts``) is the
+    same rule."""
+    return _UNSAFE_IN_PATH.sub(lambda m: f"%{ord(m.group()):02X}", path)
+
+
+def line_prefix(execution_id: str, grain: str, path: str = "") -> str:
     """What every line a grain's instance writes starts with: the one format the GUI and
-    ``sand logs`` look for."""
-    return f"execution_id={execution_id} grain={grain} "
+    ``sand logs`` look for. ``path`` (``history.path_of``) is empty at the top level."""
+    where = f"path={path_tag(path)} " if path else ""
+    return f"execution_id={execution_id} grain={grain} {where}"
 
 
-def tagged(execution_id: str, grain: str, text: str) -> str:
+def tagged(execution_id: str, grain: str, text: str, path: str = "") -> str:
     """``text`` with each of its lines tagged (a traceback the worker prints for a grain)."""
-    prefix = line_prefix(execution_id, grain)
+    prefix = line_prefix(execution_id, grain, path)
     return "\n".join(prefix + line for line in text.rstrip("\n").splitlines())
 
 
 @contextmanager
-def tagged_output(execution_id: str, grain: str) -> Iterator[None]:
-    """``sys.stdout`` and ``sys.stderr`` tag each line with the execution and grain."""
-    prefix = line_prefix(execution_id, grain)
+def tagged_output(execution_id: str, grain: str, path: str = "") -> Iterator[None]:
+    """``sys.stdout`` and ``sys.stderr`` tag each line with the execution, grain and path."""
+    prefix = line_prefix(execution_id, grain, path)
     saved_out, saved_err = sys.stdout, sys.stderr
     out, err = LineTagger(saved_out, prefix), LineTagger(saved_err, prefix)
     sys.stdout, sys.stderr = cast(TextIO, out), cast(TextIO, err)

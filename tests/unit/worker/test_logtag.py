@@ -73,3 +73,21 @@ def test_loggerRecordsAtInfo_andATraceback_carryTheSameTags(capsys: object) -> N
         tag + '  File "x.py", line 1',
         tag + "ValueError: no price",
     ]
+
+
+def test_aTaskInAMapItem_tagsItsPath_asOneWord(capsys: object) -> None:
+    """Issue 24: one Map item's log panel showed its siblings' lines, all tagged alike. A
+    task inside a Parallel branch or Map item now tags where it ran (``history.path_of``),
+    as one word whatever the state's name holds; a top-level task tags no path."""
+    from sand_worker.logtag import line_prefix, path_tag
+
+    with tagged_output("exec-3", "price", "Price Items[1]"):
+        print("item b")
+    with tagged_output("exec-3", "price", ""):
+        print("top")
+    assert capsys.readouterr().out.splitlines() == [  # type: ignore[attr-defined]
+        "execution_id=exec-3 grain=price path=Price%20Items[1] item b",
+        "execution_id=exec-3 grain=price top",
+    ]
+    assert path_tag("Outer[0]/a%b\tc[2]") == "Outer[0]/a%25b%09c[2]"
+    assert line_prefix("e", "g", "M[0]") == "execution_id=e grain=g path=M[0] "

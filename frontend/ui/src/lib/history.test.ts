@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../api";
-import { failedState, historyComplete, logLinesFor, nodeStatuses, timelineRows } from "./history";
+import { failedState, historyComplete, logLinesFor, nodeStatuses, pathTag, timelineRows } from "./history";
 
 const ev = (type: string, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
   type, at_ms, execution_id: "x", state, path, ...extra,
@@ -190,6 +190,34 @@ describe("logLinesFor", () => {
       ],
       untagged: [],
     });
+  });
+});
+
+describe("logLinesFor with a path", () => {
+  it("keeps one Map item's lines, not its siblings' nor the top level's", () => {
+    const logs = [
+      "execution_id=abc grain=price path=PriceItems[0] level=INFO price a",
+      "execution_id=abc grain=price path=PriceItems[1] level=INFO price b",
+      "execution_id=abc grain=price path=PriceItems[1] Traceback (most recent call last):",
+      "execution_id=abc grain=price path=PriceItems[10] level=INFO price k",
+      "execution_id=abc grain=price level=INFO top level path=/tmp",
+      "execution_id=abc grain=price path=Outer%20Map[2]/PriceItems[1] level=INFO nested",
+    ].join("\n");
+    expect(logLinesFor(logs, "abc", "price", "PriceItems[1]").tagged).toEqual([
+      "execution_id=abc grain=price path=PriceItems[1] level=INFO price b",
+      "execution_id=abc grain=price path=PriceItems[1] Traceback (most recent call last):",
+    ]);
+    expect(logLinesFor(logs, "abc", "price", "").tagged).toEqual([
+      "execution_id=abc grain=price level=INFO top level path=/tmp",
+    ]);
+    expect(logLinesFor(logs, "abc", "price", "Outer Map[2]/PriceItems[1]").tagged).toEqual([
+      "execution_id=abc grain=price path=Outer%20Map[2]/PriceItems[1] level=INFO nested",
+    ]);
+    expect(logLinesFor(logs, "abc", "price", null).tagged).toHaveLength(6);
+  });
+
+  it("writes a path as one word, as the worker does", () => {
+    expect(pathTag("Price Items[0]/a%b\tc[1]")).toBe("Price%20Items[0]/a%25b%09c[1]");
   });
 });
 

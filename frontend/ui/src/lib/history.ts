@@ -307,20 +307,38 @@ export interface StateLogs {
 }
 
 const TAG = /\b(?:execution_id|execution|grain)=/;
+const PATH_TAG = /\bgrain=\S+ path=(\S+)/;
 // The lines that continue a record: a Python traceback.
 const CONTINUES = /^(\s|Traceback \(|During handling|The above exception|[\w.]*(Error|Exception|Warning|Exit|Interrupt)(:|$))/;
 
-/** The app's log lines of one execution and grain (grain null: any grain). */
-export function logLinesFor(logs: string, executionId: string, grain: string | null): StateLogs {
+/** A state's path as its lines' `path=` tag carries it: `%` and whitespace as `%XX` of
+ * their code point (the worker's `path_tag` in `grain-worker/.../logtag.py`). */
+export function pathTag(path: string): string {
+  return path.replace(/[%\s]/gu, (c) => `%${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(2, "0")}`);
+}
+
+/** The app's log lines of one execution and grain (grain null: any grain) and, with `path`
+ * given, of the task that ran there only: "" is the top level, whose lines carry no
+ * `path=` tag; `PriceItems[1]` is one Map item, not its siblings. */
+export function logLinesFor(
+  logs: string,
+  executionId: string,
+  grain: string | null,
+  path: string | null = null,
+): StateLogs {
   const tagged: string[] = [];
   const untagged: string[] = [];
   const word = (l: string, tag: string) => {
     const at = l.indexOf(tag);
     return at >= 0 && (at + tag.length === l.length || /[\s,;]/.test(l.charAt(at + tag.length)));
   };
+  // The path tag follows the grain tag directly (the worker's `line_prefix`); a line
+  // without one ran at the top level.
+  const wherePath = (l: string) => path === null || (PATH_TAG.exec(l)?.[1] ?? "") === pathTag(path);
   const mine = (l: string) =>
     (word(l, `execution_id=${executionId}`) || word(l, `execution=${executionId}`)) &&
-    (grain === null || word(l, `grain=${grain}`));
+    (grain === null || word(l, `grain=${grain}`)) &&
+    wherePath(l);
   let block: "none" | "mine" | "other" = "none";
   for (const line of logs.split("\n")) {
     if (line.trim() === "") {

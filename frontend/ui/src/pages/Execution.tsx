@@ -301,10 +301,10 @@ function StateDetails({
     () =>
       app
         ? getJson<{ logs?: string }>(`/v1/apps/${enc(app)}/logs?tail=2000`).then((b) =>
-            logLinesFor(b.logs ?? "", executionId, grain),
+            logLinesFor(b.logs ?? "", executionId, grain, row ? row.path : null),
           )
         : Promise.resolve({ tagged: [], untagged: [] }),
-    [app, executionId, grain],
+    [app, executionId, grain, row?.path],
   );
   const untagged = logs.data?.untagged.slice(-40) ?? [];
   return (
@@ -335,7 +335,10 @@ function StateDetails({
       <div data-testid="state-error" className={row?.error ? "error-text pre" : "muted"}>
         {row?.error ? `${row.error}${row.cause ? `: ${row.cause}` : ""}` : "none"}
       </div>
-      <h3>Logs of grain {grain}</h3>
+      <h3>
+        Logs of grain {grain}
+        {row?.path ? <span className="muted"> in {row.path}</span> : null}
+      </h3>
       <ErrorBanner error={logs.error} />
       <div data-testid="state-logs">
         <pre className="logs">
@@ -343,7 +346,7 @@ function StateDetails({
             ? "loading…"
             : logs.data && logs.data.tagged.length > 0
               ? logs.data.tagged.join("\n")
-              : "no log lines tagged with this execution and grain"}
+              : `no log lines tagged with this execution and grain${row?.path ? " in this branch or item" : ""}`}
         </pre>
         {untagged.length > 0 && (
           <>
