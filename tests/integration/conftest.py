@@ -4,6 +4,7 @@ and host agent, started once per session in a private state dir on private ports
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,21 @@ def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig
     config = load_config(env={}, overrides=overrides)
     USED_STATE_DIRS.add(config.state_dir)
     return config
+
+
+def config_file_of(config: ClusterConfig) -> Path:
+    """A TOML file that ``sand --config`` reads as ``config`` (one made by ``make_config``
+    without sections of its own): the suite's ports and state dir, beside the state dir."""
+    sections = {**TEST_PORTS, "cluster": {"state_dir": str(config.state_dir)}}
+    lines = []
+    for section, values in sections.items():
+        lines.append(f"[{section}]")
+        # JSON strings, numbers and lists of numbers are valid TOML
+        lines += [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+    path = config.state_dir.parent / f"{config.state_dir.name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    assert load_config(path, env={}) == config, "the file must describe the same cluster"
+    return path
 
 
 def our_processes(config: ClusterConfig) -> list[psutil.Process]:

@@ -11,7 +11,7 @@ import pytest
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
-from tests.integration.conftest import make_config, our_processes
+from tests.integration.conftest import config_file_of, make_config, our_processes
 
 EXPECTED = {
     "redis",
@@ -44,6 +44,36 @@ def test_up_again_startsNothing(cluster: Supervisor) -> None:
     started = cluster.up()
     assert all(s.already_running for s in started)
     assert {s.name: s.pid for s in started} == before
+
+
+@pytest.mark.timeout(120)
+def test_up_endsWithTheGuiAddress_andHowToSignIn(
+    cluster: Supervisor, cluster_config: ClusterConfig
+) -> None:
+    """Issue 24: `make run` (whose `sand up` prints these) did not say where the GUI is. The
+    address it prints serves the GUI; the file it names holds a token the gateway takes."""
+    import requests
+    from click.testing import CliRunner
+    from sand.cli import cli
+
+    result = CliRunner(mix_stderr=False).invoke(
+        cli, ["up", "--config", str(config_file_of(cluster_config))]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    gui = f"{cluster_config.gateway_url}/ui/"
+    token_file = cluster_config.admin_token_file
+    assert f"web GUI: {gui} (sign in with a token: the admin's is in {token_file})" in (
+        result.stderr
+    )
+    assert f"to sign in: sand login < {token_file}" in result.stderr
+    page = requests.get(gui, timeout=5)
+    assert page.status_code == 200 and "<title>" in page.text
+    me = requests.get(
+        f"{cluster_config.gateway_url}/v1/whoami",
+        headers={"Authorization": f"Bearer {token_file.read_text().strip()}"},
+        timeout=5,
+    )
+    assert me.status_code == 200, me.text
 
 
 @pytest.mark.timeout(120)
