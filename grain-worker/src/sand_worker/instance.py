@@ -28,6 +28,7 @@ from sand.contracts import (
     HEADER_PRODUCED,
     HEADER_REDRIVE_COUNT,
     HEADER_REDRIVE_INPUT,
+    HEADER_REDRIVE_KEPT,
     HEADER_REDRIVE_STATE,
     HEADER_REDRIVE_VARIABLES,
     HEADER_STARTED_MS,
@@ -254,12 +255,19 @@ class EventHandler:
             )
         self._send(step, [Failed(error, result.cause or "")], None, None)
 
-    def drop(self, raw: bytes) -> None:
+    def drop(self, raw: bytes, pending: Pending | None = None) -> None:
         """End an event of a stopped execution (decision 0018) without handling it: only its
-        FINISHED copy goes out, so no host replays it and nothing follows from it."""
+        FINISHED copy goes out, so no host replays it and nothing follows from it.
+
+        With ``pending`` (its task waited for an instance, or was killed in one), the history
+        its step recorded up to the task goes too: a start's or a redrive's first events
+        (``ExecutionRedriven`` gives the listing its run number) when that first task was
+        the one stopped."""
         message = decode(raw)
         out = Outbox()
         self._finished(message, out, None)
+        if pending is not None:
+            self._history(pending.step, out)
         out.send(self._client, keys.agent_key(self._config.host_id))
 
     # -- in an instance ------------------------------------------------------------------
@@ -363,6 +371,10 @@ class EventHandler:
                 json.loads(headers.get(HEADER_REDRIVE_INPUT) or "null"),
                 int(headers.get(HEADER_REDRIVE_COUNT) or 1),
                 json.loads(headers.get(HEADER_REDRIVE_VARIABLES) or "{}"),
+                {
+                    int(slot): output
+                    for slot, output in json.loads(headers.get(HEADER_REDRIVE_KEPT) or "{}").items()
+                },
             )
         actions = engine.start(message.execution_id, payload_of(message), started, redrive=redrive)
         history.amend_start(

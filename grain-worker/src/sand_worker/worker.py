@@ -251,7 +251,7 @@ class GrainWorker:
             pending = self._waiting[0]
             if self._of_stopped(pending.raw):
                 self._waiting.popleft()
-                self._guarded(handler.drop, pending.raw)
+                self._guarded(handler.drop, pending.raw, pending)
                 continue
             child = self._idle_child(pool, fresh=pool.needs_fresh(pending.task))
             if child is None:
@@ -369,7 +369,7 @@ class GrainWorker:
             return  # idle, retired, or its result was delivered
         if self._of_stopped(pending.raw):
             # killed because its execution was stopped: nothing of it goes on
-            self._guarded(handler.drop, pending.raw)
+            self._guarded(handler.drop, pending.raw, pending)
             return
         result = ended.outcome()
         if self._stopping and _terminated(ended.status):

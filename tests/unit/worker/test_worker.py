@@ -76,7 +76,7 @@ class FakeEventHandler:
     failed: list[tuple[bytes, GrainResult]] = field(default_factory=list)
     dropped: list[bytes] = field(default_factory=list)
 
-    def drop(self, raw: bytes) -> None:
+    def drop(self, raw: bytes, pending: object = None) -> None:
         self.dropped.append(raw)
 
     def begin(self, raw: bytes) -> FakePending | None:

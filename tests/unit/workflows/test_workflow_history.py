@@ -390,3 +390,84 @@ def test_context_redriveCountAndTime_asStepFunctionsGivesThem() -> None:
     run(wf, {}, {"t": grain}, redrive=Redrive("T", {}, 2))
     assert seen[0]["RedriveCount"] == 0 and "RedriveTime" not in seen[0]
     assert seen[1]["RedriveCount"] == 2 and seen[1]["RedriveTime"].endswith("Z")
+
+
+@pytest.mark.parametrize("max_concurrency", [0, 1, 2])
+def test_redrive_ofAMap_runsOnlyTheItemsNotKept_andKeepsTheOthersOutputs(
+    max_concurrency: int,
+) -> None:
+    """The service's RedriveExecution "redrives only the iterations and branches that failed
+    or aborted": the items that succeeded keep their outputs and do not run again (with
+    MaxConcurrency the claims that start the next item skip them too)."""
+    wf = _asl(
+        {
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "MaxConcurrency": max_concurrency,
+                "ItemProcessor": {
+                    "StartAt": "Price",
+                    "States": {"Price": {"Type": "Task", "Resource": "price", "End": True}},
+                },
+                "End": True,
+            }
+        },
+        "Each",
+    )
+    ran: list[Any] = []
+
+    def price(event: Any, context: Any) -> Any:
+        ran.append(event)
+        return f"{event}!"
+
+    input = {"items": ["a", "b", "c", "d", "e"]}
+    recorder = history.Recorder()
+    kept = {0: "a-before", 2: "c-before", 9: "out of range"}
+    result = run(
+        wf, input, {"price": price}, redrive=Redrive("Each", input, 1, kept=kept), recorder=recorder
+    )
+    assert result == Finished(["a-before", "b!", "c-before", "d!", "e!"])
+    assert sorted(ran) == ["b", "d", "e"]
+    started = next(e for e in recorder.events if e["type"] == "MapStarted")
+    assert started["kept"] == [0, 2]
+    assert {e["path"] for e in recorder.events if e["state"] == "Price"} == {
+        "Each[1]",
+        "Each[3]",
+        "Each[4]",
+    }
+
+
+def test_redrive_ofAParallel_runsOnlyTheBranchesNotKept_andAllKeptEndsAtOnce() -> None:
+    def branch(name: str) -> dict[str, Any]:
+        return {"StartAt": name, "States": {name: {"Type": "Task", "Resource": name, "End": True}}}
+
+    wf = _asl(
+        {
+            "Fan": {
+                "Type": "Parallel",
+                "Branches": [branch("one"), branch("two"), branch("three")],
+                "Next": "Sum",
+            },
+            "Sum": {"Type": "Pass", "End": True},
+        },
+        "Fan",
+    )
+    ran: list[str] = []
+
+    def grain(name: str) -> Any:
+        return lambda event, context: ran.append(name) or name
+
+    grains = {n: grain(n) for n in ("one", "two", "three")}
+    result = run(wf, {}, grains, redrive=Redrive("Fan", {}, 1, kept={0: "kept-one"}))
+    assert result == Finished(["kept-one", "two", "three"])
+    assert sorted(ran) == ["three", "two"]
+    ran.clear()
+    every = {0: 1, 1: 2, 2: 3}
+    assert run(wf, {}, grains, redrive=Redrive("Fan", {}, 2, kept=every)) == Finished([1, 2, 3])
+    assert ran == []
+
+
+def test_redrive_keptOutputs_ofAStateThatIsNoFanOut_areIgnored() -> None:
+    wf = _asl({"T": {"Type": "Task", "Resource": "t", "End": True}}, "T")
+    result = run(wf, 5, {"t": lambda e, c: e + 1}, redrive=Redrive("T", 5, 1, kept={0: 9}))
+    assert result == Finished(6)

@@ -83,12 +83,17 @@ _S = TypeVar("_S", bound=State)
 @dataclass(frozen=True, slots=True)
 class Redrive:
     """Run a failed execution again from ``state`` (top-level), entered with ``input`` and
-    the ``variables`` it had then; ``count`` is this redrive's number (1 for the first)."""
+    the ``variables`` it had then; ``count`` is this redrive's number (1 for the first).
+
+    ``kept``: when ``state`` is a Parallel or Map, the outputs of its branches or items
+    that succeeded in the runs before, per slot. Only the others run again (the service's
+    RedriveExecution: "redrives only the iterations and branches that failed or aborted")."""
 
     state: str
     input: Any
     count: int
     variables: Mapping[str, Any] = field(default_factory=dict)
+    kept: Mapping[int, Any] = field(default_factory=dict)
 
 
 __all__ = [
@@ -186,7 +191,12 @@ class Engine:
             redrive_count=redrive.count,
         )
         lin = lin.with_variables(dict(redrive.variables))
-        return self.drive(Goto(redrive.state, redrive.input, lin))
+        kept = (
+            redrive.kept
+            if isinstance(self.wf.states[redrive.state], ParallelState | MapState)
+            else {}
+        )
+        return self.drive(Goto(redrive.state, redrive.input, lin, kept=kept))
 
     def task_succeeded(
         self, token: str, output: Any, next_grains: Sequence[str] | None = None
@@ -295,7 +305,7 @@ class Engine:
                 history.emit("StateEntered", lin, st.name, input=step.input)
             entered = now_iso(self.clock)
             ctx = self.context(lin, st, entered, step.retry_counts)
-            entry = Entry(step.input, lin, step.retry_counts, ctx, entered)
+            entry = Entry(step.input, lin, step.retry_counts, ctx, entered, step.kept)
             try:
                 step = self._enter(st, entry)
             except StatesError as exc:

@@ -11,7 +11,7 @@ item finishes, so no more than MaxConcurrency iterations are ever outstanding.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import errors, history
@@ -51,12 +51,19 @@ class GroupRunner:
         else:
             eff = effective_input(st, entry.raw_input, entry.context)
         gid = lin.group_id(st.name)
-        history.emit("ParallelStarted", lin, st.name, branches=len(st.branches))
+        kept = _in_range(entry.kept, len(st.branches))
+        history.emit("ParallelStarted", lin, st.name, branches=len(st.branches), **_noted(kept))
         self.store.open_group(gid, len(st.branches), _parent(st, entry, ()))
+        if kept and (done := self._keep(gid, kept)) is not None:
+            return done
         actions: list[Action] = []
+        started = False
         for i, start in enumerate(st.branches):
-            if i and not self.store.is_open([gid]):
+            if i in kept:
+                continue
+            if started and not self.store.is_open([gid]):
                 break  # an earlier branch already failed the group
+            started = True
             actions += self.engine.drive(Goto(start, eff, lin.child(Frame(gid, i))))
         return Done(actions)
 
@@ -65,22 +72,37 @@ class GroupRunner:
         selected, limit = (
             self._jsonata_items(st, entry) if st.jsonata else self._jsonpath_items(st, entry)
         )
-        history.emit("MapStarted", lin, st.name, items=len(selected))
+        kept = _in_range(entry.kept, len(selected))
+        history.emit("MapStarted", lin, st.name, items=len(selected), **_noted(kept))
         if not selected:
             out, after = finish_result(st, raw, [], ctx, lin)
             return self.engine.after(st, out, after)
         gid = lin.group_id(st.name)
-        parent = _parent(st, entry, tuple(selected))
+        # Claims count 0, 1, 2, ...; with items kept they name the slots still to run.
+        pending = tuple(i for i in range(len(selected)) if i not in kept) if kept else ()
+        parent = _parent(st, entry, tuple(selected), pending)
         self.store.open_group(gid, len(selected), parent)
+        if kept and (done := self._keep(gid, kept)) is not None:
+            return done
         claim = self.store.claim_items(gid, limit or len(selected))
         actions: list[Action] = []
-        for i in claim.indices if claim else ():
+        for i in _slots(claim.indices if claim else (), pending):
             if not self.store.is_open([gid]):
                 break
             actions += self._start_item(
                 st, Frame(gid, i, claims_next=bool(limit)), selected[i], lin
             )
         return Done(actions)
+
+    def _keep(self, gid: str, kept: dict[int, Any]) -> Step | None:
+        """Fill the slots of a redrive's group whose outputs it keeps; the state's
+        continuation when that filled the last one (every branch or item had succeeded)."""
+        for slot, output in sorted(kept.items()):
+            outcome = self.store.record_result(gid, slot, dumps(output))
+            if outcome.completed:
+                assert outcome.parent is not None
+                return self._complete(outcome.parent, outcome.results)
+        return None
 
     def _jsonpath_items(self, st: MapState, entry: Entry) -> tuple[list[Any], int]:
         """The items (ItemsPath, then ItemSelector) and MaxConcurrency of a JSONPath Map."""
@@ -149,7 +171,7 @@ class GroupRunner:
                 parent = decode_token(claim.parent)
                 st = self.engine.state_named(parent.state, MapState)
                 actions: list[Action] = []
-                for i in claim.indices:
+                for i in _slots(claim.indices, parent.pending):
                     item_frame = Frame(frame.group_id, i, claims_next=True)
                     actions += self._start_item(st, item_frame, parent.items[i], parent.lineage)
                 return Done(actions)
@@ -183,7 +205,30 @@ class GroupRunner:
         )
 
 
-def _parent(st: RecoverableState, entry: Entry, items: tuple[Any, ...]) -> str:
+def _in_range(kept: Mapping[int, Any], size: int) -> dict[int, Any]:
+    """The kept outputs of a redrive whose slots the state still has (a redeploy may have
+    changed the number of branches, or the items selected)."""
+    return {slot: output for slot, output in kept.items() if 0 <= slot < size}
+
+
+def _noted(kept: dict[int, Any]) -> dict[str, Any]:
+    """The ParallelStarted/MapStarted field naming the kept slots, if any."""
+    return {"kept": sorted(kept)} if kept else {}
+
+
+def _slots(claimed: Sequence[int], pending: tuple[int, ...]) -> Iterator[int]:
+    """The slots that claims ``claimed`` start: themselves, or with ``pending`` (a redrive
+    kept some items) the pending slot each names; a claim past the last names none."""
+    for i in claimed:
+        if not pending:
+            yield i
+        elif i < len(pending):
+            yield pending[i]
+
+
+def _parent(
+    st: RecoverableState, entry: Entry, items: tuple[Any, ...], pending: tuple[int, ...] = ()
+) -> str:
     """The group's parent: the continuation of the Parallel/Map state that opened it."""
     token = Token(
         kind=TokenKind.GROUP,
@@ -193,5 +238,6 @@ def _parent(st: RecoverableState, entry: Entry, items: tuple[Any, ...]) -> str:
         raw_input=entry.raw_input,
         retry_counts=entry.retry_counts,
         items=items,
+        pending=pending,
     )
     return encode_token(token)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,9 @@ class Goto:
     input: Any
     lineage: Lineage
     retry_counts: tuple[int, ...] = ()  # attempts so far when re-entered by a Retrier
+    # A redrive's entry into a Parallel/Map: the outputs of its branches or items that
+    # succeeded before, per slot; they are kept, not run again.
+    kept: Mapping[int, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,3 +45,4 @@ class Entry:
     retry_counts: tuple[int, ...]  # attempts so far per Retrier (empty: first attempt)
     context: ContextObject  # the context object $$ (and the variables at entry)
     entered_time: str  # $$.State.EnteredTime
+    kept: Mapping[int, Any] = field(default_factory=dict)  # ``Goto.kept``

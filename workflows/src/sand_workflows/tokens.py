@@ -134,6 +134,8 @@ class Token:
     ``retry_counts``   attempts made so far per Retrier of ``state`` (empty: none).
     ``output``         WAIT: the Wait state's output, passed on when the timer fires.
     ``items``          GROUP of a Map: the selected items, one per slot.
+    ``pending``        GROUP of a Map a redrive entered keeping some items' outputs: the
+                       slots still to run, in claim order (empty: every slot).
     """
 
     kind: TokenKind
@@ -144,6 +146,7 @@ class Token:
     retry_counts: tuple[int, ...] = ()
     output: Any = None
     items: tuple[Any, ...] = ()
+    pending: tuple[int, ...] = ()
 
 
 # Wire form, e.g. (absent keys hold the field's default):
@@ -173,6 +176,8 @@ def encode_token(token: Token) -> str:
         body["out"] = token.output
     if token.items:
         body["items"] = list(token.items)
+    if token.pending:
+        body["run"] = list(token.pending)
     if lineage.variables:
         body["var"] = lineage.variables
     if lineage.execution.redrive_count:
@@ -209,6 +214,7 @@ def decode_token(text: str) -> Token:
             retry_counts=tuple(_int(c) for c in body.get("rc", ())),
             output=body.get("out"),
             items=tuple(body.get("items", ())),
+            pending=tuple(_int(i) for i in body.get("run", ())),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"malformed workflow token: {exc!r}") from None

@@ -92,12 +92,15 @@ const string TOPIC_HISTORY = "sand.history"
 const string KAFKA_GROUP_RECORDS = "sand-records"
 // Headers of an INVOKE event (decision 0018): the client-chosen execution name of an idempotent
 // start; and for a redrive, the top-level state to start at, its input (JSON), the workflow
-// variables it had then (JSON object, decision 0020), the redrive's number and the original
-// execution's start (epoch ms). The payload stays the execution's input.
+// variables it had then (JSON object, decision 0020), when that state is a Parallel or Map the
+// outputs of its branches or items that succeeded before (JSON object, slot -> output: kept,
+// not run again), the redrive's number and the original execution's start (epoch ms). The
+// payload stays the execution's input.
 const string HEADER_NAME = "sand-name"
 const string HEADER_REDRIVE_STATE = "sand-redrive-state"
 const string HEADER_REDRIVE_INPUT = "sand-redrive-input"
 const string HEADER_REDRIVE_VARIABLES = "sand-redrive-variables"
+const string HEADER_REDRIVE_KEPT = "sand-redrive-kept"
 const string HEADER_REDRIVE_COUNT = "sand-redrive-count"
 const string HEADER_STARTED_MS = "sand-started-ms"
 // Kafka record header: the incarnation (one run of a host agent) whose host processes the event

@@ -124,6 +124,9 @@ final class ExecutionControl {
       headers.put(contractsConstants.HEADER_REDRIVE_STATE, plan.state());
       headers.put(contractsConstants.HEADER_REDRIVE_INPUT, plan.stateInput().toString());
       headers.put(contractsConstants.HEADER_REDRIVE_VARIABLES, plan.variables().toString());
+      if (!plan.kept().isEmpty()) {
+        headers.put(contractsConstants.HEADER_REDRIVE_KEPT, plan.kept().toString());
+      }
       headers.put(contractsConstants.HEADER_REDRIVE_COUNT, Integer.toString(plan.count()));
       headers.put(contractsConstants.HEADER_STARTED_MS, Long.toString(plan.startedMs()));
       if (plan.name() != null) {

@@ -46,6 +46,86 @@ class RedriveTest {
   }
 
   @Test
+  void keepsTheOutputsOfTheItemsThatSucceeded_acrossRedrives_notOfNestedOrEarlierEntries()
+      throws Exception {
+    List<JsonNode> run =
+        events(
+            STARTED,
+            "{'type':'StateEntered','state':'Each','path':'','input':[1,2,3,4]}",
+            "{'type':'MapStarted','state':'Each','path':'','items':4}",
+            "{'type':'BranchSucceeded','state':null,'path':'Each[0]','output':10}",
+            "{'type':'BranchSucceeded','state':null,'path':'Each[1]/Inner[0]','output':'nested'}",
+            "{'type':'BranchSucceeded','state':null,'path':'Each[3]',"
+                + "'output':{'truncated':true,'bytes':40000,'preview':'{'}}",
+            "{'type':'BranchFailed','state':null,'path':'Each[1]','error':'E'}",
+            "{'type':'StateFailed','state':'Each','path':'','error':'E'}",
+            "{'type':'ExecutionFailed','state':null,'path':'','error':'E'}");
+    // item 0 kept; item 3's output was not recorded in full: it runs again
+    assertThat(Redrive.of("e1", run).kept().toString()).isEqualTo("{\"0\":10}");
+    List<JsonNode> again = new ArrayList<>(run);
+    again.addAll(
+        events(
+            "{'type':'ExecutionRedriven','state':null,'path':'','redrive_count':1}",
+            "{'type':'StateEntered','state':'Each','path':'','input':[1,2,3,4]}",
+            "{'type':'MapStarted','state':'Each','path':'','items':4,'kept':[0]}",
+            "{'type':'BranchSucceeded','state':null,'path':'Each[2]','output':30}",
+            "{'type':'BranchFailed','state':null,'path':'Each[1]','error':'E'}",
+            "{'type':'ExecutionFailed','state':null,'path':'','error':'E'}"));
+    Redrive second = Redrive.of("e1", again);
+    assertThat(second.kept().toString()).isEqualTo("{\"0\":10,\"2\":30}");
+    assertThat(second.count()).isEqualTo(2);
+    // A Retry enters the state again: every item runs again, nothing is kept from before.
+    List<JsonNode> retried = new ArrayList<>(run.subList(0, 4));
+    retried.addAll(
+        events(
+            "{'type':'StateEntered','state':'Each','path':'','input':[1,2,3,4]}",
+            "{'type':'ExecutionFailed','state':null,'path':'','error':'E'}"));
+    assertThat(Redrive.of("e1", retried).kept().isEmpty()).isTrue();
+  }
+
+  @Test
+  void keepsNothingForAStateThatIsNotTheOneRedriven() throws Exception {
+    Redrive plan =
+        Redrive.of(
+            "e1",
+            events(
+                STARTED,
+                "{'type':'StateEntered','state':'Fan','path':'','input':1}",
+                "{'type':'BranchSucceeded','state':null,'path':'Fan[0]','output':1}",
+                "{'type':'BranchSucceeded','state':null,'path':'Fan[1]','output':2}",
+                "{'type':'StateExited','state':'Fan','path':'','output':[1,2]}",
+                "{'type':'StateEntered','state':'Next','path':'','input':[1,2]}",
+                "{'type':'ExecutionFailed','state':null,'path':'','error':'E'}"));
+    assertThat(plan.state()).isEqualTo("Next");
+    assertThat(plan.kept().isEmpty()).isTrue();
+    assertThat(Redrive.slotOf("Fan [x][12]", "Fan [x]")).isEqualTo(12);
+    assertThat(Redrive.slotOf("Fan[1]/In[0]", "Fan")).isEqualTo(-1);
+    assertThat(Redrive.slotOf("Fanout[1]", "Fan")).isEqualTo(-1);
+  }
+
+  @Test
+  void refusesWhenTheKeptOutputsAreLargerThanARedriveCarries() throws Exception {
+    String big = "x".repeat(30_000);
+    List<String> json = new ArrayList<>();
+    json.add(STARTED);
+    json.add("{'type':'StateEntered','state':'Each','path':'','input':[]}");
+    for (int i = 0; i < 20; i++) {
+      json.add(
+          "{'type':'BranchSucceeded','state':null,'path':'Each["
+              + i
+              + "]','output':'"
+              + big
+              + "'}");
+    }
+    json.add("{'type':'ExecutionFailed','state':null,'path':'','error':'E'}");
+    List<JsonNode> run = events(json.toArray(String[]::new));
+    assertThatThrownBy(() -> Redrive.of("e1", run))
+        .isInstanceOf(Refused.class)
+        .hasMessageContaining("20 branches or items of state 'Each'")
+        .hasMessageContaining("more than a redrive carries");
+  }
+
+  @Test
   void carriesTheVariablesTheStateWasEnteredWith() throws Exception {
     Redrive plan =
         Redrive.of(
