@@ -23,8 +23,9 @@ _DETAILS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "RetryScheduled": (("error", "error"), ("delay_s", "in s"), ("retry", "retry")),
     "Caught": (("error", "error"), ("next", "next")),
     "WaitStarted": (("seconds", "s"),),
-    "ParallelStarted": (("branches", "branches"),),
-    "MapStarted": (("items", "items"),),
+    # A redrive's: the slots whose outputs it kept (they do not run again).
+    "ParallelStarted": (("branches", "branches"), ("kept", "kept")),
+    "MapStarted": (("items", "items"), ("kept", "kept")),
     "BranchSucceeded": (("output", "out"),),
     "ExecutionSucceeded": (("output", "out"),),
 }

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from sand import timeline
 from sand_workflows import history, load_workflow_text
 from sand_workflows.driver import GrainContext, run
 from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, Redrive, TaskCall
@@ -430,6 +431,7 @@ def test_redrive_ofAMap_runsOnlyTheItemsNotKept_andKeepsTheOthersOutputs(
     assert sorted(ran) == ["b", "d", "e"]
     started = next(e for e in recorder.events if e["type"] == "MapStarted")
     assert started["kept"] == [0, 2]
+    assert "kept[/dim] [0, 2]" in timeline.line(started, started["at_ms"])  # sand execution show
     assert {e["path"] for e in recorder.events if e["state"] == "Price"} == {
         "Each[1]",
         "Each[3]",
