@@ -160,6 +160,9 @@ def test_run_exception_errorIsClassNameCauseIsMessage() -> None:
     result = run_forked(raises_key_error)
     assert (result.error, result.cause) == ("KeyError", "'no such image'")
     assert result.traceback is not None and "raises_key_error" in result.traceback
+    # the user's frames only: the runner's own call into the handler is left out
+    assert "sand/grain/runner.py" not in result.traceback, result.traceback
+    assert result.traceback.startswith("Traceback (most recent call last):")
 
 
 @pytest.mark.timeout(10)

@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../api";
-import { failedState, historyComplete, logLinesFor, nodeStatuses, pathTag, timelineRows } from "./history";
+import {
+  failedState,
+  historyComplete,
+  logLinesFor,
+  nodeStatuses,
+  pathTag,
+  timelineRows,
+  withoutTags,
+} from "./history";
 
 const ev = (type: string, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
   type, at_ms, execution_id: "x", state, path, ...extra,
@@ -214,6 +222,14 @@ describe("logLinesFor with a path", () => {
       "execution_id=abc grain=price path=Outer%20Map[2]/PriceItems[1] level=INFO nested",
     ]);
     expect(logLinesFor(logs, "abc", "price", null).tagged).toHaveLength(6);
+  });
+
+  it("shows a line without the tags that put it in the panel", () => {
+    expect(withoutTags("execution_id=abc grain=price path=Each[1] level=INFO price b")).toBe("level=INFO price b");
+    expect(withoutTags("execution_id=abc grain=price Traceback (most recent call last):")).toBe(
+      "Traceback (most recent call last):",
+    );
+    expect(withoutTags("12:00 INFO execution_id=abc grain=greet hello")).toBe("12:00 INFO execution_id=abc grain=greet hello");
   });
 
   it("writes a path as one word, as the worker does", () => {

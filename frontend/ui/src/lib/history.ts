@@ -317,6 +317,14 @@ export function pathTag(path: string): string {
   return path.replace(/[%\s]/gu, (c) => `%${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(2, "0")}`);
 }
 
+const LEADING_TAGS = /^(?:execution_id|execution)=\S+ grain=\S+ (?:path=\S+ )?/;
+
+/** A line as the state's panel shows it: without the tags that put it there (the worker's
+ * `line_prefix`), which the panel's title already says. */
+export function withoutTags(line: string): string {
+  return line.replace(LEADING_TAGS, "");
+}
+
 /** The app's log lines of one execution and grain (grain null: any grain) and, with `path`
  * given, of the task that ran there only: "" is the top level, whose lines carry no
  * `path=` tag; `PriceItems[1]` is one Map item, not its siblings. */

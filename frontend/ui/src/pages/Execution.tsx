@@ -9,6 +9,7 @@ import {
   grainOf,
   historyComplete,
   logLinesFor,
+  withoutTags,
   nodeStatuses,
   timelineRows,
   type TimelineRow,
@@ -345,7 +346,7 @@ function StateDetails({
           {logs.loading && !logs.data
             ? "loading…"
             : logs.data && logs.data.tagged.length > 0
-              ? logs.data.tagged.join("\n")
+              ? logs.data.tagged.map(withoutTags).join("\n")
               : `no log lines tagged with this execution and grain${row?.path ? " in this branch or item" : ""}`}
         </pre>
         {untagged.length > 0 && (

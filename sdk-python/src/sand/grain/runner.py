@@ -195,6 +195,19 @@ def _deadline(seconds: float) -> Iterator[None]:
         _signal.signal(_SIGALRM, previous)
 
 
+def _grain_traceback() -> str:
+    """The traceback of the exception being handled, from the grain's own frames: the frame
+    of :func:`invoke` that called the handler is SAND's, not the user's, and only made every
+    grain's traceback start in ``sand/grain/runner.py``."""
+    exc = sys.exception()
+    if exc is None:
+        return ""
+    tb = exc.__traceback__
+    if tb is not None and tb.tb_frame.f_code is invoke.__code__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(exc), exc, tb))
+
+
 def invoke(
     handler: Handler,
     invocation: Invocation,
@@ -238,21 +251,21 @@ def invoke(
         return GrainResult.failure(
             GrainError.TIMEOUT,
             f"grain '{grain}' did not finish within its timeout of {invocation.timeout_s:g} s",
-            traceback=traceback.format_exc(),
+            traceback=_grain_traceback(),
             duration_ms=elapsed_ms(),
         )
     except NextGrainError as exc:
         return GrainResult.failure(
             GrainError.RUNTIME,
             str(exc),
-            traceback=traceback.format_exc(),
+            traceback=_grain_traceback(),
             duration_ms=elapsed_ms(),
         )
     except SystemExit as exc:
         return GrainResult.failure(
             GrainError.TASK_FAILED,
             f"grain '{grain}' called sys.exit({exc.code!r})",
-            traceback=traceback.format_exc(),
+            traceback=_grain_traceback(),
             duration_ms=elapsed_ms(),
         )
     except GrainLoadError as exc:  # the grain's file did not import (load_grain)
@@ -271,7 +284,7 @@ def invoke(
         return GrainResult.failure(
             type(exc).__name__,
             str(exc),
-            traceback=traceback.format_exc(),
+            traceback=_grain_traceback(),
             duration_ms=elapsed_ms(),
         )
     try:
