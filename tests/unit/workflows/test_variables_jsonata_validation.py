@@ -129,11 +129,6 @@ S = "main.yaml: States"
             f"{S}.After.Parameters",
             "unknown variable '$inner'",
         ),
-        (
-            jsonata(A={"Type": "Pass", "Output": "{% $undefinedVar + 1 %}", "End": True}),
-            f"{S}.A.Output",
-            "unknown variable '$undefinedVar'",
-        ),
         # a variable path may not be written
         (
             jsonpath(A={"Type": "Pass", "ResultPath": "$x", "End": True}),

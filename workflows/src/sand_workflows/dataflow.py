@@ -90,6 +90,14 @@ def find(path: Path, data: Any, ctx: Any, field_name: str, state: State) -> Any:
     try:
         return path.find(data, ctx)
     except PathNotFound:
+        if path.variable is not None and path.variable not in (
+            getattr(ctx, "variables", None) or {}
+        ):
+            raise StatesError(
+                errors.RUNTIME,
+                f"state '{state.name}': {field_name} '{path.text}': variable"
+                f" '${path.variable}' has no value here",
+            ) from None
         raise StatesError(
             errors.RUNTIME,
             f"state '{state.name}': {field_name} '{path.text}' matches nothing in the input",
@@ -109,10 +117,11 @@ def output_path(st: FilterState, out: Any, ctx: Any) -> Any:
 
 
 def _filter(path: Path | None, data: Any, ctx: Any, field_name: str, st: State) -> Any:
-    # Spec "InputPath, OutputPath": null selects {}; "$" the whole value.
+    # Spec "InputPath, OutputPath": null selects {}; "$" the whole value. A variable
+    # ("$level") or the context object ("$$") selects that, not the value (issue 23).
     if path is None:
         return {}
-    if path.steps == ():
+    if path.steps == () and path.variable is None and not path.context:
         return data
     return find(path, data, ctx, field_name, st)
 

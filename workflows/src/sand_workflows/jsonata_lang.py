@@ -214,9 +214,11 @@ def _evaluate(expr: Expression, state: str, field: str, bindings: Mapping[str, A
     try:
         value = expr.evaluate(bindings)
         if value is None:
-            raise StatesError(
-                errors.QUERY_EVALUATION_ERROR, "the expression returned no value (undefined)"
-            )
+            unset = sorted(name for name in expr.variables if name not in bindings)
+            why = "the expression returned no value (undefined)"
+            if unset:
+                why += "; " + ", ".join(f"'${n}'" for n in unset) + " has no value here"
+            raise StatesError(errors.QUERY_EVALUATION_ERROR, why)
         return _from_jsonata(value)
     except StatesError as exc:  # raised by one of the Step Functions functions, or above
         raise _query_error(state, field, expr, exc.cause) from None

@@ -1,10 +1,12 @@
 """Validation of what a machine's expressions read (decision 0020).
 
-Run once the machine compiled without problems. Every ``$name`` a state reads must be
-assigned by some state of its own scope or of an enclosing one (a Parallel branch and a
-Map iteration read outward, never inward), and a JSONata field may read only the
-``$states`` fields that exist when it is evaluated (``$states.result`` after a result,
-``$states.errorOutput`` in a Catcher).
+Run once the machine compiled without problems. Every ``$name`` a JSONPath field reads
+must be assigned by some state of its own scope or of an enclosing one (a Parallel branch
+and a Map iteration read outward, never inward); a JSONata expression may read any name
+(Step Functions accepts such a definition and fails the state at run time only where the
+value is needed and undefined: ``States.QueryEvaluationError``). A JSONata field may read
+only the ``$states`` fields that exist when it is evaluated (``$states.result`` after a
+result, ``$states.errorOutput`` in a Catcher).
 """
 
 from __future__ import annotations
@@ -171,8 +173,9 @@ def _check_value(
                 expr = parse(text)
             except JsonataSyntaxError:
                 continue  # reported by the compiler
-            for name in sorted(expr.variables - visible):
-                problem(where, _unknown(name))
+            # A JSONata expression may read a variable no state assigns (in $exists(...), or
+            # one a branch assigned): the service decides when it is evaluated — undefined
+            # where the field needs a value is States.QueryEvaluationError (issue 23).
             for field in sorted(expr.states_fields - allowed):
                 problem(where, _not_here(field))
         return
