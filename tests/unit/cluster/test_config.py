@@ -165,18 +165,22 @@ def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
     """[admission] has committed defaults; the environment overrides them; cluster.json
     carries them to the frontends (decision 0023)."""
     default = load_config(env={}).admission
-    assert (default.max_queued_per_app, default.max_queued_per_host, default.retry_after_s) == (
-        32,
-        128,
-        1,
+    assert (
+        default.max_queued_per_app,
+        default.max_queued_per_host,
+        default.retry_after_s,
+        default.adaptive,
+    ) == (32, 128, 1, True)
+    config = load_config(
+        env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5", "SAND_ADMISSION_ADAPTIVE": "false"}
     )
-    config = load_config(env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5"})
     assert config.admission.max_queued_per_app == 5
     document = cluster_document(config, config.host_plans[0], config.state_dir)
     assert document["admission"] == {
         "max_queued_per_app": 5,
         "max_queued_per_host": 128,
         "retry_after_s": 1,
+        "adaptive": False,
     }
 
 
@@ -190,6 +194,7 @@ def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
         ),
         ({"retry_after_s": 0}, r"admission.retry_after_s .* from 1 to 3600, got 0"),
         ({"retry_after_s": True}, r"admission.retry_after_s .* got True"),
+        ({"adaptive": "yes"}, r"admission.adaptive must be true or false, got 'yes'"),
     ],
 )
 def test_admission_badBound_namesKeyAndRule(values: dict[str, object], message: str) -> None:

@@ -44,6 +44,7 @@ class Admission:
     max_queued_per_app: int = 8
     max_queued_per_host: int = 32
     retry_after_s: int = 1
+    adaptive: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,7 +386,15 @@ def _admission(section: Mapping[str, Any]) -> Admission:
         "admission.max_queued_per_host", section["max_queued_per_host"], per_app, MAX_QUEUED
     )
     retry = _whole("admission.retry_after_s", section["retry_after_s"], 1, MAX_RETRY_AFTER_S)
-    return Admission(max_queued_per_app=per_app, max_queued_per_host=per_host, retry_after_s=retry)
+    adaptive = section["adaptive"]
+    if not isinstance(adaptive, bool):
+        raise ConfigError(f"admission.adaptive must be true or false, got {adaptive!r}")
+    return Admission(
+        max_queued_per_app=per_app,
+        max_queued_per_host=per_host,
+        retry_after_s=retry,
+        adaptive=adaptive,
+    )
 
 
 def _whole(key: str, value: Any, low: int, high: int | None = None, rule: str = "") -> int:

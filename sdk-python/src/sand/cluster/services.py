@@ -172,6 +172,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "max_queued_per_app": config.admission.max_queued_per_app,
             "max_queued_per_host": config.admission.max_queued_per_host,
             "retry_after_s": config.admission.retry_after_s,
+            "adaptive": config.admission.adaptive,
         },
         "home": str(config.home),
         "sandbox": {

@@ -12,8 +12,12 @@ package dev.sand.config;
  *     #MAX_QUEUED}
  * @param retryAfterS what a refusal's {@code Retry-After} says, in seconds ({@code
  *     admission.retry_after_s}), 1..{@link #MAX_RETRY_AFTER_S}
+ * @param adaptive whether the per-app bound also follows the app's latency ({@code
+ *     admission.adaptive}; decision 0032): below {@code maxQueuedPerApp} while its synchronous
+ *     calls take longer than unloaded
  */
-public record AdmissionConfig(int maxQueuedPerApp, int maxQueuedPerHost, int retryAfterS) {
+public record AdmissionConfig(
+    int maxQueuedPerApp, int maxQueuedPerHost, int retryAfterS, boolean adaptive) {
   /** The largest bound accepted: beyond it a queue is a backlog of minutes, not a buffer. */
   public static final int MAX_QUEUED = 1_000_000;
 
@@ -21,7 +25,7 @@ public record AdmissionConfig(int maxQueuedPerApp, int maxQueuedPerHost, int ret
   public static final int MAX_RETRY_AFTER_S = 3600;
 
   /** What a config without the section gets: the committed defaults of {@code defaults.toml}. */
-  public static final AdmissionConfig DEFAULT = new AdmissionConfig(32, 128, 1);
+  public static final AdmissionConfig DEFAULT = new AdmissionConfig(32, 128, 1, true);
 
   public AdmissionConfig {
     if (maxQueuedPerApp < 1 || maxQueuedPerApp > MAX_QUEUED) {

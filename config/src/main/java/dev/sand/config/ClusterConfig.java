@@ -33,7 +33,8 @@ import java.util.Set;
  *  "host_agent": {"port": 18090, "bind": "127.0.0.1", "secret": "..."},
  *  "nginx": {"port": 18080},
  *  "tracing": {"otlp_endpoint": "http://127.0.0.1:4318/v1/traces"},
- *  "admission": {"max_queued_per_app": 8, "max_queued_per_host": 32, "retry_after_s": 1},
+ *  "admission": {"max_queued_per_app": 8, "max_queued_per_host": 32, "retry_after_s": 1,
+ *                "adaptive": true},
  *  "hosts": [{"id": "host-1", "redis_socket": "/abs/state/run/redis.sock",
  *             "agent_url": "http://127.0.0.1:18090"}]}
  * }</pre>
@@ -278,7 +279,9 @@ public record ClusterConfig(
                     new AdmissionConfig(
                         s.integer("max_queued_per_app"),
                         s.integer("max_queued_per_host"),
-                        s.integer("retry_after_s")))
+                        s.integer("retry_after_s"),
+                        // absent from a cluster.json of an older `sand`: the default
+                        !s.has("adaptive") || s.bool("adaptive")))
             : AdmissionConfig.DEFAULT);
   }
 

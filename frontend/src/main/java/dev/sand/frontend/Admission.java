@@ -1,5 +1,7 @@
 package dev.sand.frontend;
 
+import com.netflix.concurrency.limits.Limit;
+import com.netflix.concurrency.limits.limit.VegasLimit;
 import dev.sand.config.AdmissionConfig;
 import dev.sand.contracts.Keys;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +29,14 @@ import java.util.function.LongSupplier;
  * the app's fresh count, what this frontend saw of the host's other apps in the last {@link
  * #FRESH_MS} ms (each call of an app reports its count): a busy app is seen at every call; an app
  * nobody calls drains and is forgotten. One {@link HostBacklog} per host. Thread-safe.
+ *
+ * <p>With {@code admission.adaptive} (decision 0032) the per-app bound is also the app's limit on
+ * that host: a {@link VegasLimit} (Netflix concurrency-limits) fed with the latency of each of the
+ * app's synchronous calls there, as {@link Invoker} reports them ({@link HostBacklog#answered}).
+ * While calls take longer than the least latency seen (work waits behind work: a queue on the CPU,
+ * not only in Redis) the limit shrinks; when they do not it grows back to {@code
+ * max_queued_per_app}. A grain that waits rather than computes keeps its latency, so it keeps the
+ * whole bound; an app called only asynchronously gives no samples and keeps it too.
  */
 final class Admission {
   /** How long an app's backlog, seen at its last call, counts against the host's bound. */
@@ -94,6 +104,8 @@ final class Admission {
 
     private final String hostId;
     private final ConcurrentHashMap<String, Seen> seen = new ConcurrentHashMap<>();
+    // per app: the limit its calls' latency sets (admission.adaptive)
+    private final ConcurrentHashMap<String, Limit> limits = new ConcurrentHashMap<>();
     // asynchronous invocations admitted and waiting for their backup's ack, by app
     private final ConcurrentHashMap<String, java.util.concurrent.atomic.AtomicLong> pending =
         new ConcurrentHashMap<>();
@@ -111,7 +123,48 @@ final class Admission {
      */
     Quota quota(String app, Set<String> grains) {
       long room = config.maxQueuedPerHost() - others(app);
-      return new Quota(queues(app, grains), Math.min(config.maxQueuedPerApp(), room));
+      return new Quota(queues(app, grains), Math.min(appBound(app), room));
+    }
+
+    /** The ticker's now: when a call {@link #answered} later started. */
+    long now() {
+      return nanoTime.getAsLong();
+    }
+
+    /** The most events of {@code app} this host takes now: its latency's limit, if adaptive. */
+    long appBound(String app) {
+      if (!config.adaptive()) {
+        return config.maxQueuedPerApp();
+      }
+      return Math.min(config.maxQueuedPerApp(), limit(app).getLimit());
+    }
+
+    /**
+     * A synchronous call of {@code app} admitted here at {@code startNanos} was answered: with its
+     * result ({@code inTime}), or 202 when its wait ran out (a drop: the limit shrinks).
+     */
+    void answered(String app, long startNanos, boolean inTime) {
+      if (!config.adaptive()) {
+        return;
+      }
+      long rtt = nanoTime.getAsLong() - startNanos;
+      if (rtt <= 0) {
+        return;
+      }
+      Seen s = seen.get(app);
+      int inflight = s == null ? 1 : (int) Math.max(1, s.queued());
+      limit(app).onSample(startNanos, rtt, inflight, !inTime);
+    }
+
+    private Limit limit(String app) {
+      // From the whole bound (what a fresh app may take), at most it; never below one event.
+      return limits.computeIfAbsent(
+          app,
+          a ->
+              VegasLimit.newBuilder()
+                  .initialLimit(config.maxQueuedPerApp())
+                  .maxConcurrency(config.maxQueuedPerApp())
+                  .build());
     }
 
     /** How many invocations of {@code app} this frontend admitted here and has not queued yet. */
@@ -146,6 +199,7 @@ final class Admission {
      */
     Busy busy(String app, Quota quota, long queued) {
       saw(app, queued);
+      long bound = appBound(app);
       String why =
           queued >= config.maxQueuedPerApp()
               ? "' is at its bound on host '"
@@ -155,15 +209,23 @@ final class Admission {
                   + " of its events wait or run, at most "
                   + config.maxQueuedPerApp()
                   + " per application (admission.max_queued_per_app)"
-              : "' is at the host's bound on host '"
-                  + hostId
-                  + "': "
-                  + queued
-                  + " of its events and about "
-                  + Math.max(0, config.maxQueuedPerHost() - quota.limit())
-                  + " of other applications wait or run, at most "
-                  + config.maxQueuedPerHost()
-                  + " per host (admission.max_queued_per_host)";
+              : queued >= bound
+                  ? "' is at its bound on host '"
+                      + hostId
+                      + "': "
+                      + queued
+                      + " of its events wait or run, at most "
+                      + bound
+                      + " now: its calls take longer than unloaded (admission.adaptive)"
+                  : "' is at the host's bound on host '"
+                      + hostId
+                      + "': "
+                      + queued
+                      + " of its events and about "
+                      + Math.max(0, config.maxQueuedPerHost() - quota.limit())
+                      + " of other applications wait or run, at most "
+                      + config.maxQueuedPerHost()
+                      + " per host (admission.max_queued_per_host)";
       return new Busy(
           "application '" + app + why + "; retry in " + config.retryAfterS() + " s",
           config.retryAfterS());

@@ -171,7 +171,11 @@ final class InvokeRoute {
     // the wait may outlast Jetty's idle timeout; the sync timeout bounds it instead
     request.addIdleTimeoutListener(idle -> false);
     Supplier<CompletableFuture<Void>> backup = submitted.backup();
-    result.whenComplete((doc, error) -> answer(id, doc, backup, response, callback));
+    result.whenComplete(
+        (doc, error) -> {
+          submitted.answered().accept(doc != null);
+          answer(id, doc, backup, response, callback);
+        });
   }
 
   private static void logQueued(Invocation invocation) {

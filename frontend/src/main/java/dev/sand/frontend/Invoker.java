@@ -133,8 +133,18 @@ final class Invoker {
    *     the {@link dev.sand.bus.redis.LocalBusException} or {@link KafkaEntry.EntryException} that
    *     kept it off (then nothing was queued)
    * @param backup publishes a synchronous invocation's backup when asked (see {@link #admit})
+   * @param answered to be told when a synchronous invocation was answered: {@code true} with its
+   *     result, {@code false} when its wait ran out (its latency is the app's adaptive bound's
+   *     sample, decision 0032); a no-op for the others
    */
-  record Submitted(CompletableFuture<Void> queued, Supplier<CompletableFuture<Void>> backup) {}
+  record Submitted(
+      CompletableFuture<Void> queued,
+      Supplier<CompletableFuture<Void>> backup,
+      java.util.function.Consumer<Boolean> answered) {
+    Submitted(CompletableFuture<Void> queued, Supplier<CompletableFuture<Void>> backup) {
+      this(queued, backup, inTime -> {});
+    }
+  }
 
   /** A new execution id: a random UUID as 32 hex digits. */
   static String newId() {
@@ -195,10 +205,14 @@ final class Invoker {
     }
     byte[] record = EventCodec.encode(backup);
     if (invocation.sync()) {
+      long started = backlog.now();
       String incarnation = queue(invocation, event, backup, now, quota);
       return new Submitted(
           CompletableFuture.completedFuture(null),
-          () -> kafka.send(topic, invocation.executionId(), record, incarnation));
+          () -> kafka.send(topic, invocation.executionId(), record, incarnation),
+          quota == UNCHECKED
+              ? inTime -> {}
+              : inTime -> backlog.answered(invocation.app(), started, inTime));
     }
     String incarnation = probe(invocation, quota);
     // the agent tracks the copy (a dead sandbox's work is replayed from it) without publishing it

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 /** The quota of one invocation: the app's bound, less what the host's other apps hold. */
 class AdmissionTest {
   private final AtomicLong now = new AtomicLong(1_000_000_000L);
-  private final Admission admission = new Admission(new AdmissionConfig(10, 25, 2), now::get);
+  private final Admission admission =
+      new Admission(new AdmissionConfig(10, 25, 2, false), now::get);
   private final Admission.HostBacklog host = admission.host("host-1");
 
   /**
@@ -95,5 +96,64 @@ class AdmissionTest {
     assertThat(busy.getMessage())
         .contains("at the host's bound on host 'host-1': 6 of its events and about 19 of other")
         .contains("at most 25 per host (admission.max_queued_per_host)");
+  }
+
+  /** One call of {@code app} on {@code backlog}, answered after {@code rttMs} with its result. */
+  private void call(Admission.HostBacklog backlog, String app, long rttMs, long backlogSeen) {
+    backlog.saw(app, backlogSeen);
+    long started = backlog.now();
+    now.addAndGet(rttMs * 1_000_000L);
+    backlog.answered(app, started, true);
+  }
+
+  /**
+   * Decision 0032: with admission.adaptive the app's bound follows its calls' latency — it shrinks
+   * while calls take several times their unloaded latency with the host full of its work, and grows
+   * back to max_queued_per_app once they are fast again.
+   */
+  @Test
+  void adaptive_boundShrinksWhileCallsSlowDown_andGrowsBack() {
+    Admission.HostBacklog adaptive =
+        new Admission(new AdmissionConfig(32, 128, 1, true), now::get).host("host-1");
+    assertThat(adaptive.quota("hello", Set.of("greet")).limit()).isEqualTo(32);
+    for (int i = 0; i < 20; i++) {
+      call(adaptive, "hello", 50, 20);
+    }
+    assertThat(adaptive.quota("hello", Set.of("greet")).limit()).isEqualTo(32);
+    for (int i = 0; i < 60; i++) {
+      call(adaptive, "hello", 1_000, 30);
+    }
+    long squeezed = adaptive.quota("hello", Set.of("greet")).limit();
+    assertThat(squeezed).isLessThan(16);
+    // the refusal says which bound it is, and why
+    String why =
+        adaptive.busy("hello", adaptive.quota("hello", Set.of("greet")), squeezed).getMessage();
+    assertThat(why).contains("at most " + squeezed + " now").contains("admission.adaptive");
+    // another app on the same host keeps its whole bound
+    assertThat(adaptive.quota("thumbs", Set.of("resize")).limit()).isEqualTo(32);
+    for (int i = 0; i < 200; i++) {
+      call(adaptive, "hello", 50, squeezed);
+    }
+    assertThat(adaptive.quota("hello", Set.of("greet")).limit()).isGreaterThan(squeezed);
+  }
+
+  /** A grain that waits (the same latency however many run) keeps the whole bound. */
+  @Test
+  void adaptive_steadySlowCalls_keepTheWholeBound() {
+    Admission.HostBacklog adaptive =
+        new Admission(new AdmissionConfig(32, 128, 1, true), now::get).host("host-1");
+    for (int i = 0; i < 100; i++) {
+      call(adaptive, "sleepy", 30_000, 20);
+    }
+    assertThat(adaptive.quota("sleepy", Set.of("nap")).limit()).isEqualTo(32);
+  }
+
+  /** Without admission.adaptive the latency changes nothing. */
+  @Test
+  void notAdaptive_latencyChangesNothing() {
+    for (int i = 0; i < 60; i++) {
+      call(host, "hello", i < 20 ? 50 : 1_000, 9);
+    }
+    assertThat(host.quota("hello", Set.of("greet")).limit()).isEqualTo(10);
   }
 }
