@@ -68,6 +68,10 @@ QUIET_AFTER_S = 2.0
 INSTANCE_OOM_SCORE_ADJ = 500
 # After a fork failed (the sandbox's pids limit), the next try.
 FORK_RETRY_S = 0.05
+# How often, at most, the worker reports a changed count of busy instances (``in_flight``):
+# admission counts them with the queue (decision 0023), and the frontends' adaptive bound
+# (decision 0032) acts on that count, which a report every READY_TTL_S / 3 left seconds old.
+IN_FLIGHT_REPORT_S = 0.1
 # How long busy instances get to finish after SIGTERM; the supervisor kills the worker
 # STOP_GRACE_S (2 s) after its SIGTERM, so that a whole sandbox stops within 3 s.
 SHUTDOWN_S = 1.5
@@ -149,7 +153,8 @@ class GrainWorker:
     def _loop(
         self, handler: EventHandler, client: LocalBus, taker: LocalBus, pool: Pool, wake_fd: int
     ) -> None:
-        ready_at = take_at = 0.0
+        ready_at = take_at = in_flight_at = 0.0
+        reported = -1  # the busy count last reported
         taking: int | None = None  # the taker's fd while its BRPOP is in flight
         while not self._stopping:
             self._assign_waiting(handler, pool)
@@ -163,7 +168,11 @@ class GrainWorker:
                     # view says why
                     client.set(keys.broken_key(app, grain), self._grain.broken, ex=READY_TTL_S)
                 ready_at = now + READY_TTL_S / 3
-                self._metrics.in_flight(client, sum(1 for c in pool.children if c.busy))
+                reported = -1  # refreshed with the readiness key, changed or not
+            busy = sum(1 for c in pool.children if c.busy)
+            if busy != reported and now >= in_flight_at:
+                self._metrics.in_flight(client, busy)
+                reported, in_flight_at = busy, now + IN_FLIGHT_REPORT_S
             watching = self._watching_stops(pool, now)
             if watching and now >= self._aborts_at:
                 self._stop_aborted(client, pool)
@@ -177,6 +186,8 @@ class GrainWorker:
             # and the pool's own deadlines end the wait sooner): an idle worker does not tick.
             aborts_at = self._aborts_at if watching else math.inf
             due = min(ready_at, aborts_at, refill_at, math.inf if taking else take_at)
+            if busy != reported:
+                due = min(due, in_flight_at)  # a changed count not yet reported
             turn = pool.turn(
                 max(0.0, due - self._clock()),
                 wake_fd=wake_fd,

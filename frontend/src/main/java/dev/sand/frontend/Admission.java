@@ -164,6 +164,9 @@ final class Admission {
               VegasLimit.newBuilder()
                   .initialLimit(config.maxQueuedPerApp())
                   .maxConcurrency(config.maxQueuedPerApp())
+                  // halve on congestion (Vegas's own step, log10 of the limit, takes tens of
+                  // samples from 32 to a few: the overload's first seconds were all queue)
+                  .decreaseFunction(limit -> limit / 2)
                   .build());
     }
 
