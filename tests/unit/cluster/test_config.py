@@ -170,9 +170,9 @@ def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
         default.max_queued_per_host,
         default.retry_after_s,
         default.adaptive,
-    ) == (32, 128, 1, True)
+    ) == (32, 128, 1, False)
     config = load_config(
-        env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5", "SAND_ADMISSION_ADAPTIVE": "false"}
+        env={"SAND_ADMISSION_MAX_QUEUED_PER_APP": "5", "SAND_ADMISSION_ADAPTIVE": "true"}
     )
     assert config.admission.max_queued_per_app == 5
     document = cluster_document(config, config.host_plans[0], config.state_dir)
@@ -180,7 +180,7 @@ def test_admission_defaultsFromTheFile_readByTheJavaServices() -> None:
         "max_queued_per_app": 5,
         "max_queued_per_host": 128,
         "retry_after_s": 1,
-        "adaptive": False,
+        "adaptive": True,
     }
 
 

@@ -44,7 +44,7 @@ class Admission:
     max_queued_per_app: int = 8
     max_queued_per_host: int = 32
     retry_after_s: int = 1
-    adaptive: bool = True
+    adaptive: bool = False
 
 
 @dataclass(frozen=True, slots=True)

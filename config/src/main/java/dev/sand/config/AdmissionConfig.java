@@ -25,7 +25,7 @@ public record AdmissionConfig(
   public static final int MAX_RETRY_AFTER_S = 3600;
 
   /** What a config without the section gets: the committed defaults of {@code defaults.toml}. */
-  public static final AdmissionConfig DEFAULT = new AdmissionConfig(32, 128, 1, true);
+  public static final AdmissionConfig DEFAULT = new AdmissionConfig(32, 128, 1, false);
 
   public AdmissionConfig {
     if (maxQueuedPerApp < 1 || maxQueuedPerApp > MAX_QUEUED) {

@@ -281,7 +281,7 @@ public record ClusterConfig(
                         s.integer("max_queued_per_host"),
                         s.integer("retry_after_s"),
                         // absent from a cluster.json of an older `sand`: the default
-                        !s.has("adaptive") || s.bool("adaptive")))
+                        s.has("adaptive") && s.bool("adaptive")))
             : AdmissionConfig.DEFAULT);
   }
 

@@ -85,7 +85,7 @@ class ClusterConfigTest {
             "\"admission\": {\"max_queued_per_app\": 4, \"max_queued_per_host\": 10,"
                 + " \"retry_after_s\": 3}, \"host_id\"");
     assertThat(ClusterConfig.parse(json).admission())
-        .isEqualTo(new AdmissionConfig(4, 10, 3, true));
+        .isEqualTo(new AdmissionConfig(4, 10, 3, false));
   }
 
   /** A bound out of range is refused naming the section, the key and the value. */
