@@ -191,12 +191,8 @@ class Engine:
             redrive_count=redrive.count,
         )
         lin = lin.with_variables(dict(redrive.variables))
-        kept = (
-            redrive.kept
-            if isinstance(self.wf.states[redrive.state], ParallelState | MapState)
-            else {}
-        )
-        return self.drive(Goto(redrive.state, redrive.input, lin, kept=kept))
+        # only a Parallel or Map entry reads ``kept`` (GroupRunner); any other state ignores it
+        return self.drive(Goto(redrive.state, redrive.input, lin, kept=redrive.kept))
 
     def task_succeeded(
         self, token: str, output: Any, next_grains: Sequence[str] | None = None

@@ -25,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -140,7 +141,7 @@ final class Invoker {
   record Submitted(
       CompletableFuture<Void> queued,
       Supplier<CompletableFuture<Void>> backup,
-      java.util.function.Consumer<Boolean> answered) {
+      Consumer<Boolean> answered) {
     Submitted(CompletableFuture<Void> queued, Supplier<CompletableFuture<Void>> backup) {
       this(queued, backup, inTime -> {});
     }

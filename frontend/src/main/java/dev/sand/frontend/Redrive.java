@@ -34,16 +34,16 @@ record Redrive(
     int count) {
 
   /**
-   * The redrive of execution {@code id} with history {@code events} (in order).
-   *
-   * @throws Refused 409 naming why when the history cannot say where to resume
-   */
-  /**
    * The most a redrive carries of kept branch and item outputs: its INVOKE event, headers included,
    * is one Kafka record, under the broker's 1 MiB default with room for the rest.
    */
   static final int MAX_KEPT_BYTES = 512 * 1024;
 
+  /**
+   * The redrive of execution {@code id} with history {@code events} (in order).
+   *
+   * @throws Refused 409 naming why when the history cannot say where to resume
+   */
   static Redrive of(String id, List<JsonNode> events) throws Refused {
     JsonNode started = null;
     int count = 0;
@@ -105,15 +105,14 @@ record Redrive(
               + "', its variables or the execution's input were too large to be recorded in"
               + " full; invoke it again");
     }
-    ObjectNode keep =
-        open.path("state").asText().equals(keptOf) ? kept : JsonHttp.MAPPER.createObjectNode();
-    int keptBytes = keep.toString().getBytes(StandardCharsets.UTF_8).length;
+    // `kept` belongs to `open`: each top-level StateEntered sets both
+    int keptBytes = kept.toString().getBytes(StandardCharsets.UTF_8).length;
     if (keptBytes > MAX_KEPT_BYTES) {
       throw refused(
           "execution '"
               + id
               + "': the outputs of the "
-              + keep.size()
+              + kept.size()
               + " branches or items of state '"
               + open.path("state").asText()
               + "' that succeeded take "
@@ -129,7 +128,7 @@ record Redrive(
         open.path("state").asText(),
         stateInput,
         variables,
-        keep,
+        kept,
         executionInput,
         startedMs,
         name == null || name.isNull() ? null : name.asText(),
