@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import requests
 from playwright.sync_api import Browser, Locator, Page, Playwright, expect, sync_playwright
-from sand.client import SandClient
+from sand.client import Conflict, SandClient
 from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
@@ -56,12 +56,14 @@ grains:
   flaky: grains/flaky.py
   slow: grains/slow.py
   price: grains/price.py
+  ask: grains/ask.py
 workflows:
   main: workflows/main.json
   failing: workflows/failing.json
   slow: workflows/slow.json
   sibling: workflows/sibling.json  # Flaky fails the Parallel while Nap still sleeps
   items: workflows/items.json      # one Map item fails (sku "b"), its siblings log alike
+  approval: workflows/approval.json  # Ask waits for a callback with its task token
 limits:
   timeout_s: 120                 # the slow grain runs a minute, unless stopped
 """
@@ -146,6 +148,21 @@ STORY_FILES = {
         },
         indent=2,
     ),
+    "workflows/approval.json": json.dumps(
+        {
+            "StartAt": "Ask",
+            "States": {
+                "Ask": {
+                    "Type": "Task",
+                    "Resource": "ask.waitForTaskToken",
+                    "TimeoutSeconds": 300,
+                    "ResultPath": "$.answer",
+                    "End": True,
+                }
+            },
+        },
+        indent=2,
+    ),
     "workflows/slow.json": json.dumps(
         {"StartAt": "Nap", "States": {"Nap": {"Type": "Task", "Resource": "slow", "End": True}}},
         indent=2,
@@ -176,6 +193,7 @@ STORY_FILES = {
         "        raise ValueError(f\"no price for {event['sku']}\")\n"
         "    return {'sku': event['sku'], 'price': 3}\n"
     ),
+    "grains/ask.py": 'def handle(event, context):\n    return {"asked": True}\n',
     "grains/slow.py": (
         "import time\n\n\ndef handle(event, context):\n    time.sleep(60)\n    return event\n"
     ),
@@ -656,6 +674,40 @@ def test_aMapItemsLogPanel_showsThatItemsLinesOnly_notItsSiblings(
     expect(logs).to_contain_text("pricing c", timeout=30_000)
     expect(logs).not_to_contain_text("pricing b")
     expect(logs).not_to_contain_text("no price")
+
+
+def test_aStateWaitingForACallback_showsItsToken_andSendSuccessEndsIt(
+    new_page: Callable[..., Page], alice: Tenant, story: str
+) -> None:
+    """Issue 23: a callback task's state is drawn waiting (not running); its panel holds the
+    task token and a Send success dialog that refuses bad JSON and sends good JSON."""
+    execution_id = start(alice, story, "approval", {"order": 9})
+    page = new_page()
+    sign_in(page, alice.token, alice.name)
+    page.goto(f"/ui/executions/{execution_id}")
+    expect(page.get_by_test_id("execution-status")).to_have_text("RUNNING")
+    ask = node(page, "execution-graph", "Ask")
+    deadline = time.monotonic() + 30
+    while ask.get_attribute("data-status") != "waiting":  # the history is recorded async
+        assert time.monotonic() < deadline, "Ask never drawn waiting"
+        page.reload()
+        time.sleep(0.5)
+    expect(page.get_by_test_id("waiting-banner")).to_contain_text("Ask")
+    ask.click()
+    panel = page.get_by_test_id("task-callback")
+    token = panel.get_by_test_id("task-token").input_value()
+    assert token.count(".") == 1 and len(token) > 40
+    panel.get_by_test_id("send-success").click()
+    dialog = page.get_by_test_id("success-dialog")
+    set_editor_text(page, '{"approved": tru', dialog.locator(".cm-editor"))
+    expect(dialog.get_by_test_id("callback-send")).to_be_disabled()
+    set_editor_text(page, '{"approved": true}', dialog.locator(".cm-editor"))
+    dialog.get_by_test_id("callback-send").click()
+    wait_status(page, "SUCCEEDED")
+    assert alice.client.execution(execution_id).output == {"order": 9, "answer": {"approved": True}}
+    # the token is used: a second answer is refused with the reason
+    with pytest.raises(Conflict, match="SUCCEEDED"):
+        alice.client.send_task_success(token, 1)
 
 
 def listed_error(page: Page, execution_id: str, text: str) -> None:

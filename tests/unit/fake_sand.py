@@ -6,8 +6,9 @@ It plays the contract of issue 11 (``/v1/whoami``, ``/v1/users``, ``/v1/tokens``
 ``WWW-Authenticate`` without a valid token, 403 for a non-admin on an admin route), the
 executions routes of issue 13 (``/v1/executions`` list, document, history, stop, redrive;
 an idempotent ``invoke?name=``; another user's execution answers 404 like a missing one;
-see ``tests/unit/fake_executions.py``) and records every request (method, path, headers) so
-a test can check what a client sent.
+see ``tests/unit/fake_executions.py``), the callback routes of issue 23
+(``/v1/tasks/{token}/...``, see ``tests/unit/fake_tasks.py``) and records every request
+(method, path, headers) so a test can check what a client sent.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from tests.unit.fake_executions import ExecutionStore, Reply
+from tests.unit.fake_tasks import TaskStore
 
 NOT_VALID = "the token is not valid (unknown, revoked or expired)"
 HEALTH = {
@@ -52,6 +54,7 @@ class Store:
     tokens: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)
     requests: list[Recorded] = field(default_factory=list)
     executions: ExecutionStore = field(default_factory=ExecutionStore)
+    tasks: TaskStore = field(default_factory=TaskStore)
 
     def add_user(self, name: str, role: str = "user") -> None:
         self.users[name] = role
@@ -111,6 +114,12 @@ class _Handler(BaseHTTPRequestHandler):
             reply = store.executions.handle(
                 self.command, parts[1], segments, query, body, user, role
             )
+            if reply is not None:
+                return self._reply(reply)
+        if parts[:2] == ["v1", "tasks"]:
+            owners = {name: app["owner"] for name, app in store.executions.apps.items()}
+            segments = [unquote(p) for p in parts[2:]]
+            reply = store.tasks.handle(self.command, segments, body, user, role, owners)
             if reply is not None:
                 return self._reply(reply)
         if parts[:2] == ["v1", "users"]:

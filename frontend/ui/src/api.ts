@@ -177,6 +177,37 @@ export async function listApps(): Promise<AppMetadata[]> {
   return Array.isArray(body) ? body : (body.apps ?? []);
 }
 
+// ---- callbacks: a Task waiting on a task token (Resource `<grain>.waitForTaskToken`) ----
+
+/** What the callback routes answer: the wait's status after the call (SUCCEEDED, FAILED,
+ * or WAITING after a heartbeat). A task no longer waiting is refused with a 409 whose
+ * message names its status ("already SUCCEEDED", "timed out: States.HeartbeatTimeout"). */
+export interface TaskAnswer {
+  status: string;
+}
+export interface TaskFailure {
+  error?: string;
+  cause?: string;
+}
+
+const taskUrl = (token: string, action: "success" | "failure" | "heartbeat") =>
+  `/v1/tasks/${enc(token)}/${action}`;
+
+/** Ends the waiting Task with `output` (any JSON value) as its result. */
+export function sendTaskSuccess(token: string, output: unknown): Promise<TaskAnswer> {
+  return sendJson<TaskAnswer>("POST", taskUrl(token, "success"), { output });
+}
+
+/** Fails the waiting Task with `error` and `cause` (each left out when not given). */
+export function sendTaskFailure(token: string, failure: TaskFailure): Promise<TaskAnswer> {
+  return sendJson<TaskAnswer>("POST", taskUrl(token, "failure"), failure);
+}
+
+/** Restarts the waiting Task's heartbeat clock (no body). */
+export function sendTaskHeartbeat(token: string): Promise<TaskAnswer> {
+  return sendJson<TaskAnswer>("POST", taskUrl(token, "heartbeat"));
+}
+
 /** Every history event of an execution (all pages, up to the server's cap). */
 export async function fullHistory(id: string): Promise<HistoryEvent[]> {
   const events: HistoryEvent[] = [];

@@ -7,6 +7,7 @@ import time
 import uuid
 from typing import Any
 
+from sand.contracts import HEADER_CALLBACK, HEADER_CALLBACK_OUTCOME
 from sand.localbus import LocalBus
 from sand_bus.constants import FINAL_FLAG
 from sand_bus.ttypes import EventFlag, EventKind, EventMessage
@@ -62,10 +63,21 @@ def new_event(source: EventMessage, **fields: Any) -> EventMessage:
         "created_ms": now_ms(),
         "attempt": 0,
         "event_id": uuid.uuid4().hex,
-        "headers": source.headers,
+        "headers": _inherited(source.headers),
     }
     base.update(fields)
     return EventMessage(**base)
+
+
+# A callback task's wait and its outcome belong to the one TIMER that carries them: an event
+# made from it must not look like a parked wait (or carry the outcome's bytes along).
+_OWN_HEADERS = (HEADER_CALLBACK, HEADER_CALLBACK_OUTCOME)
+
+
+def _inherited(headers: dict[str, str] | None) -> dict[str, str] | None:
+    if not headers or not any(h in headers for h in _OWN_HEADERS):
+        return headers
+    return {k: v for k, v in headers.items() if k not in _OWN_HEADERS}
 
 
 def warm_up() -> None:

@@ -40,6 +40,8 @@ class WorkerConfig:
     # The read end of a pipe only the host agent writes to: its end of file means the
     # agent is gone, and the sandbox stops (decision 0021). None: not watched (Docker).
     agent_fd: int | None = None
+    # The app's key for the task tokens of callback tasks (decision 0033); b"": none given.
+    task_token_key: bytes = b""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerConfig:
@@ -75,6 +77,7 @@ class WorkerConfig:
             remote_grains=_names(env.get(Env.REMOTE_GRAINS, "")),
             local_grains=None if Env.LOCAL_GRAINS not in env else _names(env[Env.LOCAL_GRAINS]),
             agent_fd=_fd(env.get(Env.AGENT_FD)),
+            task_token_key=_hex(Env.TASK_TOKEN_KEY, env.get(Env.TASK_TOKEN_KEY, "")),
         )
 
 
@@ -95,3 +98,12 @@ def _fd(raw: str | None) -> int | None:
 def _names(raw: str) -> frozenset[str]:
     """A comma-separated list of names (empty entries ignored)."""
     return frozenset(filter(None, raw.split(",")))
+
+
+def _hex(name: str, raw: str) -> bytes:
+    try:
+        return bytes.fromhex(raw)
+    except ValueError:
+        raise WorkerConfigError(
+            f"{name} must be hexadecimal, got {len(raw)} other characters"
+        ) from None

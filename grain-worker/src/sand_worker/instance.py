@@ -24,6 +24,8 @@ from sand import keys
 from sand.app import AppSpec
 from sand.contracts import (
     DATA_HEADER,
+    HEADER_CALLBACK,
+    HEADER_CALLBACK_OUTCOME,
     HEADER_NAME,
     HEADER_PRODUCED,
     HEADER_REDRIVE_COUNT,
@@ -44,7 +46,17 @@ from sand.grain.result import GrainResult, Invocation, encode_result
 from sand.grain.runner import Handler, invoke
 from sand.localbus import BusError, LocalBus
 from sand_workflows import history
-from sand_workflows.engine import Action, Engine, Failed, Finished, Redrive, TaskCall, TimerCall
+from sand_workflows.engine import (
+    Action,
+    AwaitCallback,
+    Engine,
+    Failed,
+    Finished,
+    Redrive,
+    TaskCall,
+    TaskTokenMinter,
+    TimerCall,
+)
 from sand_workflows.model import GrainState
 from sand_workflows.tokens import decode_token
 
@@ -152,8 +164,16 @@ class EventHandler:
         self._config = config
         self._client = client
         store = RedisExecutionStore(client, config.app)
+        # the agent hands the app its key (decision 0033); without one (a worker run by hand)
+        # the tokens are the worker's own, and no agent accepts them
+        minter = (
+            TaskTokenMinter(config.app, config.task_token_key)
+            if config.task_token_key
+            else TaskTokenMinter.local(config.app)
+        )
         self._engines = {
-            name: Engine(spec.definition, store) for name, spec in grain.app.workflows.items()
+            name: Engine(spec.definition, store, task_tokens=minter)
+            for name, spec in grain.app.workflows.items()
         }
         self._metrics = GrainMetrics(config.app, grain.name)
         # what the grain writes to the global layer goes with the event's FINISHED flag
@@ -205,7 +225,12 @@ class EventHandler:
                 if message.kind == EventKind.INVOKE:
                     actions = self._start(engine, message)
                 elif message.kind == EventKind.TIMER:
-                    actions = engine.timer_fired(message.token)
+                    outcome = (message.headers or {}).get(HEADER_CALLBACK_OUTCOME)
+                    if outcome is not None:
+                        # a callback task's wait ended (decision 0033)
+                        actions = engine.callback_ended(message.token, json.loads(outcome))
+                    else:
+                        actions = engine.timer_fired(message.token)
                 else:
                     raise ValueError(f"a grain queue cannot take an event of kind {message.kind}")
                 inline = next(
@@ -492,24 +517,46 @@ class EventHandler:
                 queue = keys.queue_key(self._config.app, action.grain)
                 out.later("lpush", queue, encoded)
             elif isinstance(action, TimerCall):
-                due_ms = now_ms() + int(action.delay_s * 1000)
-                timer = new_event(
-                    source,
-                    kind=EventKind.TIMER,
-                    source_grain=self._grain.name,
-                    target_grain=self._grain.name,
-                    token=action.token,
-                    host=self._config.host_id,
-                    deadline_ms=due_ms,
+                self._timer(source, action.token, now_ms() + int(action.delay_s * 1000), out)
+            elif isinstance(action, AwaitCallback):
+                # Parked as a timer due now: the agent that takes it registers the wait and
+                # puts it back until its deadline; it fires only with an outcome.
+                wait = {
+                    "token": action.task_token,
+                    "timeout_at": action.timeout_at_ms,
+                    "heartbeat_ms": action.heartbeat_ms,
+                }
+                self._timer(
+                    source, action.token, now_ms(), out, {HEADER_CALLBACK: json.dumps(wait)}
                 )
-                out.later("zadd", keys.timers_key(), {encode(timer): due_ms})
-                if self._config.backup:
-                    # a timer is work in progress too: if this host dies before it fires,
-                    # the global bus puts it back on another host's timers
-                    timer.flag = EventFlag.PROCESSING
-                    out.agent.append(encode(timer))
             else:
                 self._finish(step, action, out)
+
+    def _timer(
+        self,
+        source: EventMessage,
+        token: str,
+        due_ms: int,
+        out: Outbox,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        timer = new_event(
+            source,
+            kind=EventKind.TIMER,
+            source_grain=self._grain.name,
+            target_grain=self._grain.name,
+            token=token,
+            host=self._config.host_id,
+            deadline_ms=due_ms,
+        )
+        if headers:
+            timer.headers = {**(timer.headers or {}), **headers}
+        out.later("zadd", keys.timers_key(), {encode(timer): due_ms})
+        if self._config.backup:
+            # a timer is work in progress too: if this host dies before it fires, the global
+            # bus puts it back on another host's timers
+            timer.flag = EventFlag.PROCESSING
+            out.agent.append(encode(timer))
 
     def _finish(self, step: Step, action: Finished | Failed, out: Outbox) -> None:
         source = step.message

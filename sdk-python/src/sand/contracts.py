@@ -67,6 +67,10 @@ HEADER_REDRIVE_VARIABLES: Final[str] = _c.HEADER_REDRIVE_VARIABLES
 HEADER_REDRIVE_KEPT: Final[str] = _c.HEADER_REDRIVE_KEPT
 HEADER_REDRIVE_COUNT: Final[str] = _c.HEADER_REDRIVE_COUNT
 HEADER_STARTED_MS: Final[str] = _c.HEADER_STARTED_MS
+# callbacks (decision 0033): the parked wait on a TIMER, and the outcome it was fired with
+HEADER_CALLBACK: Final[str] = _c.HEADER_CALLBACK
+HEADER_CALLBACK_OUTCOME: Final[str] = _c.HEADER_CALLBACK_OUTCOME
+TASK_TOKEN_KEY_LABEL: Final[str] = _c.TASK_TOKEN_KEY_LABEL
 
 
 class Env(StrEnum):
@@ -85,6 +89,7 @@ class Env(StrEnum):
     REMOTE_GRAINS = _c.ENV_REMOTE_GRAINS
     LOCAL_GRAINS = _c.ENV_LOCAL_GRAINS
     AGENT_FD = _c.ENV_AGENT_FD
+    TASK_TOKEN_KEY = _c.ENV_TASK_TOKEN_KEY
 
 
 _STATUS_NAMES: dict[int, str] = _t.ExecutionStatus._VALUES_TO_NAMES

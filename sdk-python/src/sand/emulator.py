@@ -40,7 +40,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from sand_workflows import history
-from sand_workflows.engine import Engine, Failed, Finished, InMemoryStore, TaskCall, TimerCall
+from sand_workflows.engine import (
+    AwaitCallback,
+    Engine,
+    Failed,
+    Finished,
+    InMemoryStore,
+    TaskCall,
+    TaskTokenMinter,
+    TimerCall,
+)
 from sand_workflows.tokens import decode_token
 
 from sand.app import AppSpec, WorkflowSpec, load_app
@@ -247,7 +256,9 @@ class _Emulation:
         self.handlers = handlers
         self.stores = stores
         self.options = options
-        self.engine = engine or Engine(definition, InMemoryStore())
+        self.engine = engine or Engine(
+            definition, InMemoryStore(), task_tokens=TaskTokenMinter.local(app.name)
+        )
         self.mocker = mocker
         self.pending: deque[TaskCall] = deque()
         # Mocked calls answered but not yet reported to the engine (no process ran them).
@@ -255,8 +266,9 @@ class _Emulation:
         # Grain processes are forked with stdout on stderr: the CLI prints results on stdout.
         self.pool = Pool(grace_s=options.grace_s, setup=ChildSetup(stdout_to_stderr=True))
         self.running: dict[int, _Running] = {}  # by pid
-        # (due, sequence, token, delay_s, started): the sequence keeps equal dues in order.
-        self.timers: list[tuple[float, int, str, float, float]] = []
+        # (due, sequence, token, outcome): the sequence keeps equal dues in order; outcome is
+        # None for a Wait's or Retry's timer, else the end of a callback task's wait.
+        self.timers: list[tuple[float, int, str, dict[str, str] | None]] = []
         self.sequence = 0
         self.history = history.Recorder(on_event=options.trace, host="emulator")
         self.t0 = time.monotonic()
@@ -309,14 +321,17 @@ class _Emulation:
             if isinstance(action, TaskCall):
                 self.pending.append(action)
             elif isinstance(action, TimerCall):
-                delay = 0.0 if self.options.skip_waits else max(0.0, float(action.delay_s))
-                self.sequence += 1
-                heapq.heappush(
-                    self.timers, (now + delay, self.sequence, action.token, action.delay_s, now)
-                )
+                self.later(now, float(action.delay_s), action.token, None)
+            elif isinstance(action, AwaitCallback):
+                self.later(now, *_unanswered(action))
             else:
                 raise TypeError(f"the engine returned an unknown action {action!r}")
         return None
+
+    def later(self, now: float, delay: float, token: str, outcome: dict[str, str] | None) -> None:
+        delay = 0.0 if self.options.skip_waits else max(0.0, delay)
+        self.sequence += 1
+        heapq.heappush(self.timers, (now + delay, self.sequence, token, outcome))
 
     def start_pending(self) -> None:
         while self.pending:
@@ -383,7 +398,15 @@ class _Emulation:
         actions: list[Any] = []
         while self.answered:
             call, outcome = self.answered.popleft()
-            if isinstance(outcome, MockedReturn):
+            if decode_token(call.token).callback is not None:
+                # a mocked callback task: its mock is the outcome sent with its token
+                sent = (
+                    {"output": outcome.output}
+                    if isinstance(outcome, MockedReturn)
+                    else {"error": outcome.error, "cause": outcome.cause}
+                )
+                actions.extend(self.engine.callback_ended(call.token, sent))
+            elif isinstance(outcome, MockedReturn):
                 actions.extend(self.engine.task_succeeded(call.token, outcome.output))
             else:
                 actions.extend(self.engine.task_failed(call.token, outcome.error, outcome.cause))
@@ -401,8 +424,11 @@ class _Emulation:
                 )
         now = time.monotonic()
         while self.timers and self.timers[0][0] <= now:
-            _, _, token, _, _ = heapq.heappop(self.timers)
-            actions.extend(self.engine.timer_fired(token))
+            _, _, token, waited = heapq.heappop(self.timers)
+            if waited is None:
+                actions.extend(self.engine.timer_fired(token))
+            else:
+                actions.extend(self.engine.callback_ended(token, waited))
         return actions
 
     def log_failure(self, running: _Running, result: GrainResult) -> None:
@@ -434,6 +460,24 @@ class _Emulation:
             steps=tuple(self.history.events),
             duration_ms=duration_ms,
         )
+
+
+def _unanswered(wait: AwaitCallback) -> tuple[float, str, dict[str, str]]:
+    """When and how an unmocked callback task's wait ends in the emulator, where nobody
+    holds its token: at its TimeoutSeconds, or its HeartbeatSeconds if sooner."""
+    left = wait.timeout_at_ms / 1000 - time.time()
+    if wait.heartbeat_ms and wait.heartbeat_ms / 1000 < left:
+        error, delay, what = "States.HeartbeatTimeout", wait.heartbeat_ms / 1000, "HeartbeatSeconds"
+    else:
+        error, delay, what = "States.Timeout", left, "TimeoutSeconds"
+    print(
+        f"a callback task waits for its token ({wait.task_token[:24]}...): nothing sends one in"
+        f" the emulator, so it ends with {error} in {max(0.0, delay):.0f} s; mock the state to"
+        " give the callback's outcome",
+        file=sys.stderr,
+    )
+    cause = f"no callback within its {what} (emulator: mock the state to answer it)"
+    return delay, wait.token, {"error": error, "cause": cause}
 
 
 def _load_handlers(app: AppSpec) -> dict[str, Handler]:

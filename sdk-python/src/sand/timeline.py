@@ -20,6 +20,13 @@ _DETAILS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     # A call the emulator answered from a mock file: the response it took (``sand.mocks``).
     "TaskStarted": (("grain", "grain"), ("host", "host"), ("pid", "pid"), ("response", "mocked")),
     "TaskSucceeded": (("output", "out"), ("duration_ms", "ms")),
+    # A callback task's grain returned: the wait's token in full, for `sand task success`.
+    "TaskSubmitted": (
+        ("output", "out"),
+        ("task_token", "token"),
+        ("timeout_at", "timeout at ms"),
+        ("heartbeat_s", "heartbeat s"),
+    ),
     "RetryScheduled": (("error", "error"), ("delay_s", "in s"), ("retry", "retry")),
     "Caught": (("error", "error"), ("next", "next")),
     "WaitStarted": (("seconds", "s"),),
@@ -30,7 +37,14 @@ _DETAILS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "ExecutionSucceeded": (("output", "out"),),
 }
 _FAILURES: Final = frozenset(
-    {"TaskFailed", "StateFailed", "BranchFailed", "ExecutionFailed", "ExecutionAborted"}
+    {
+        "TaskFailed",
+        "TaskTimedOut",
+        "StateFailed",
+        "BranchFailed",
+        "ExecutionFailed",
+        "ExecutionAborted",
+    }
 )
 
 

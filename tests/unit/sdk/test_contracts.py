@@ -106,3 +106,12 @@ def test_execution_status_names_are_the_generated_ones() -> None:
     from sand_contracts.ttypes import ExecutionStatus as Generated
 
     assert {status.value for status in ExecutionStatus} == set(Generated._NAMES_TO_VALUES)
+
+
+def test_taskTokenKeyLabel_isTheContractsOne() -> None:
+    """The engine package spells the task tokens' key label itself (it does not import the
+    generated contracts); it must be the IDL's."""
+    from sand.contracts import TASK_TOKEN_KEY_LABEL
+    from sand_workflows.task_tokens import KEY_LABEL
+
+    assert KEY_LABEL == TASK_TOKEN_KEY_LABEL

@@ -482,3 +482,30 @@ def test_example_aslOrdersMocks_everyCaseEndsAsItsFileSays() -> None:
     for case, want in expected.items():
         result = emulate(root, want["input"], mocks=root / "mocks.yaml", case=case, skip_waits=True)
         assert result.to_json() == want["result"], case
+
+
+@pytest.mark.timeout(30)
+def test_example_approvalMocks_theMockIsTheCallbacksOutcome() -> None:
+    """examples/approval/mocks.yaml: a mocked callback task's mock is the outcome sent with its
+    token (its grain does not run)."""
+    root = EXAMPLES / "approval"
+    expected = json.loads((root / "mocks-expected.json").read_text())
+    assert set(expected) == {"Approved", "Rejected"}
+    for case, want in expected.items():
+        result = emulate(root, want["input"], mocks=root / "mocks.yaml", case=case, skip_waits=True)
+        assert result.to_json() == want["result"], case
+        types = [e["type"] for e in result.steps if e.get("state") == "Approve"]
+        assert "TaskSubmitted" not in types, "a mocked callback task runs no grain"
+
+
+@pytest.mark.timeout(30)
+def test_example_approvalUnmocked_theGrainRuns_andTheWaitTimesOut() -> None:
+    """Unmocked, the grain runs with its token and nobody answers: the heartbeat runs out
+    first (skip_waits fires it at once) and the Catch sends it to Expired."""
+    result = emulate(EXAMPLES / "approval", {"order_id": "A-7", "amount": 1200}, skip_waits=True)
+    assert (result.error, result.cause) == ("ApprovalExpired", "nobody answered within a day")
+    submitted = next(e for e in result.steps if e["type"] == "TaskSubmitted")
+    assert submitted["output"] == {"asked": "A-7"}
+    assert submitted["task_token"].count(".") == 1 and submitted["heartbeat_s"] == 3600
+    timed_out = next(e for e in result.steps if e["type"] == "TaskTimedOut")
+    assert timed_out["error"] == "States.HeartbeatTimeout"

@@ -30,6 +30,19 @@ class TimerCall:
 
 
 @dataclass(frozen=True, slots=True)
+class AwaitCallback:
+    """The grain of a callback task (``.waitForTaskToken``) ran: wait, holding no process,
+    until its outcome is sent with ``task_token`` (then call ``callback_ended(token, ...)``)
+    or the wait ends at ``timeout_at_ms`` (epoch ms; States.Timeout) or ``heartbeat_ms``
+    after the last heartbeat (0: no heartbeat needed; States.HeartbeatTimeout)."""
+
+    token: str
+    task_token: str
+    timeout_at_ms: int
+    heartbeat_ms: int
+
+
+@dataclass(frozen=True, slots=True)
 class Finished:
     """The execution succeeded with ``output``."""
 
@@ -44,4 +57,4 @@ class Failed:
     cause: str
 
 
-Action = TaskCall | TimerCall | Finished | Failed
+Action = TaskCall | TimerCall | AwaitCallback | Finished | Failed

@@ -23,6 +23,8 @@ from .variable_checks import check_references
 _TypeFields = Callable[[dict[str, Any], str, set[str], dict[str, Any]], None]
 
 _COMMON = {"Type", "Comment"}
+# A Task Resource ending in it waits for a callback with its task token (decision 0033).
+CALLBACK_SUFFIX = ".waitForTaskToken"
 _IO = {"InputPath", "OutputPath"}
 _FLOW = {"Next", "End"}
 _RESULT = {"Parameters", "ResultSelector", "ResultPath", "Retry", "Catch"}
@@ -343,23 +345,34 @@ class AslCompiler(AslFieldCompiler):
         self, spec: dict[str, Any], loc: str, names: set[str], fields: dict[str, Any]
     ) -> None:
         resource = spec.get("Resource")
+        if isinstance(resource, str) and resource.endswith(CALLBACK_SUFFIX):
+            # the integration pattern of Step Functions' callbacks (decision 0033)
+            resource = resource.removesuffix(CALLBACK_SUFFIX)
+            fields["callback"] = True
         if not isinstance(resource, str) or not resource:
             self.problem(loc, "a Task state must have 'Resource' naming a grain")
         elif self.grains is not None and resource not in self.grains:
             known = ", ".join(sorted(self.grains)) or "none"
-            self.problem(
-                f"{loc}.Resource",
-                f"Resource '{resource}' names no grain of the app (grains: {known})"
-                + did_you_mean(resource, self.grains),
-            )
+            suffix = resource.rpartition(".")[2]
+            if "." in resource and suffix in ("sync", "sync:2"):
+                self.problem(
+                    f"{loc}.Resource",
+                    f"Resource '{spec['Resource']}': the '.{suffix}' integration pattern is not"
+                    f" supported; a grain runs as a request-response task, or waits for a"
+                    f" callback with '{CALLBACK_SUFFIX}'",
+                )
+            else:
+                self.problem(
+                    f"{loc}.Resource",
+                    f"Resource '{resource}' names no grain of the app (grains: {known})"
+                    + did_you_mean(resource, self.grains),
+                )
         fields["resource"] = resource
         fields["timeout_s"] = 60.0  # spec "Task State": the default TimeoutSeconds is 60
         if fields["jsonata"]:
-            for key in ("TimeoutSeconds", "HeartbeatSeconds"):
+            for key, attr in (("TimeoutSeconds", "timeout"), ("HeartbeatSeconds", "heartbeat")):
                 if is_expression(spec.get(key)):
-                    template = self.jsonata_value(spec[key], f"{loc}.{key}")
-                    if key == "TimeoutSeconds":
-                        fields["timeout_s"], fields["timeout_template"] = None, template
+                    fields[f"{attr}_template"] = self.jsonata_value(spec[key], f"{loc}.{key}")
                     spec = {k: v for k, v in spec.items() if k != key}
         self.positive_or_path(spec, "TimeoutSeconds", loc, fields, "timeout")
         if "timeout" in fields:
@@ -371,6 +384,13 @@ class AslCompiler(AslFieldCompiler):
         hb = heartbeat.get("heartbeat")
         if hb is not None and fields["timeout_s"] is not None and hb >= fields["timeout_s"]:
             self.problem(f"{loc}.HeartbeatSeconds", "must be smaller than TimeoutSeconds")
+        if fields.get("callback"):
+            fields["heartbeat_s"] = hb
+            if "heartbeat_path" in heartbeat:
+                fields["heartbeat_path"] = heartbeat["heartbeat_path"]
+        else:
+            # A heartbeat only means something to a task that waits for a callback.
+            fields.pop("heartbeat_template", None)
         if "Credentials" in spec and not isinstance(spec["Credentials"], dict):
             self.problem(f"{loc}.Credentials", "must be an object")
 

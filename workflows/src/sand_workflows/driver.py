@@ -14,7 +14,16 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import errors, history
-from .engine import Action, Engine, Failed, Finished, Redrive, TaskCall, TimerCall
+from .engine import (
+    Action,
+    AwaitCallback,
+    Engine,
+    Failed,
+    Finished,
+    Redrive,
+    TaskCall,
+    TimerCall,
+)
 from .model import Workflow
 from .store import ExecutionStore, InMemoryStore
 
@@ -102,7 +111,13 @@ def _run(
         for action in actions:
             if on_action is not None:
                 on_action(action)
-            due = now + action.delay_s if isinstance(action, TimerCall) else now
+            if isinstance(action, TimerCall):
+                due = now + action.delay_s
+            elif isinstance(action, AwaitCallback):
+                # nobody can call back into this in-process run: the wait times out
+                due = now + max(0.0, action.timeout_at_ms / 1000 - time.time())
+            else:
+                due = now
             heapq.heappush(queue, (due, next(seq), action))
 
     push(engine.start(execution_id, input, redrive=redrive))
@@ -121,6 +136,10 @@ def _run(
                 return action
             if isinstance(action, TimerCall):
                 push(engine.timer_fired(action.token))
+                continue
+            if isinstance(action, AwaitCallback):
+                cause = "no callback reaches an in-process run"
+                push(engine.callback_ended(action.token, {"error": errors.TIMEOUT, "cause": cause}))
                 continue
             push(_call(engine, pool, grains, action, execution_id, shared))
     raise RuntimeError("execution stalled: no action left and no result")

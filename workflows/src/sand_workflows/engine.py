@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from . import errors, history
-from .actions import Action, Failed, Finished, TaskCall, TimerCall
+from .actions import Action, AwaitCallback, Failed, Finished, TaskCall, TimerCall
 from .choice import parse_timestamp
 from .dataflow import (
     ContextObject,
@@ -66,7 +66,9 @@ from .native import NativeRunner
 from .recovery import Caught, RetryLater, recover
 from .steps import Done, Entry, Goto, Step
 from .store import Claim, ExecutionStore, InMemoryStore, RecordOutcome
+from .task_tokens import TaskTokenMinter
 from .tokens import (
+    Callback,
     Execution,
     Lineage,
     Token,
@@ -98,6 +100,7 @@ class Redrive:
 
 __all__ = [
     "Action",
+    "AwaitCallback",
     "Claim",
     "Engine",
     "ExecutionStore",
@@ -107,17 +110,22 @@ __all__ = [
     "RecordOutcome",
     "Redrive",
     "TaskCall",
+    "TaskTokenMinter",
     "TimerCall",
 ]
+
+# The errors a callback task's wait ends with when nobody answers (decision 0033).
+_WAIT_ERRORS = (errors.TIMEOUT, errors.HEARTBEAT_TIMEOUT)
 
 
 class Engine:
     """Interpreter of one workflow. See module docstring and README "Engine API".
 
     ``clock`` returns the current aware datetime (State.EnteredTime, Wait Timestamp);
-    ``rng`` draws retry jitter. ``max_inline_steps`` bounds the states entered in one call
-    without outside work, so a loop of Pass/Choice states fails with States.Runtime
-    instead of spinning.
+    ``rng`` draws retry jitter; ``task_tokens`` mints the task tokens of callback tasks
+    (default: a key of its own, for drivers whose tokens nobody checks).
+    ``max_inline_steps`` bounds the states entered in one call without outside work, so a
+    loop of Pass/Choice states fails with States.Runtime instead of spinning.
     """
 
     def __init__(
@@ -127,12 +135,14 @@ class Engine:
         *,
         clock: Callable[[], datetime] | None = None,
         rng: random.Random | None = None,
+        task_tokens: TaskTokenMinter | None = None,
         max_inline_steps: int = 10_000,
     ) -> None:
         self.wf = workflow
         self.store = store
         self.clock = clock or (lambda: datetime.now(UTC))
         self.rng = rng or random.Random()
+        self.task_tokens = task_tokens or TaskTokenMinter.local(workflow.name)
         self.max_inline_steps = max_inline_steps
         self._native = NativeRunner(workflow, store, self.clock)
         self._groups = GroupRunner(self)
@@ -201,12 +211,20 @@ class Engine:
 
         ``next_grains`` is the native dynamic next (grains picked among ``potentialNext``).
         Returns ``[]`` when the token belongs to a branch of a failed Parallel/Map or a
-        finished native execution. Raises ValueError for a token that is not a TaskCall's.
+        finished native execution. A callback task's grain returning only submits the task:
+        the answer is an ``AwaitCallback``. Raises ValueError for a token that is not a
+        TaskCall's.
         """
         tok = self._task_token(token)
+        if tok.callback is not None:
+            return self._await_callback(tok, token, output)
         history.emit("TaskSucceeded", tok.lineage, tok.state, output=output)
         if self.wf.kind == WorkflowKind.NATIVE:
             return self._native_end(tok.lineage, self._native.succeeded(tok, output, next_grains))
+        return self._task_result(tok, output)
+
+    def _task_result(self, tok: Token, output: Any) -> list[Action]:
+        """Finish the Task of ``tok`` with its result ``output``."""
         if not self._alive(tok.lineage):
             return []
         st = self.state_named(tok.state, TaskState)
@@ -226,6 +244,9 @@ class Engine:
         history.emit("TaskFailed", tok.lineage, tok.state, error=error, cause=cause)
         if self.wf.kind == WorkflowKind.NATIVE:
             return self._native_end(tok.lineage, self._native.failed(tok, error, cause))
+        return self._task_error(tok, error, cause)
+
+    def _task_error(self, tok: Token, error: str, cause: str) -> list[Action]:
         if not self._alive(tok.lineage):
             return []
         st = self.state_named(tok.state, TaskState)
@@ -233,6 +254,39 @@ class Engine:
         return self.drive(
             self.state_error(st, tok.raw_input, tok.lineage, tok.retry_counts, failure)
         )
+
+    def _await_callback(self, tok: Token, token: str, output: Any) -> list[Action]:
+        assert tok.callback is not None
+        cb = tok.callback
+        history.emit(
+            "TaskSubmitted",
+            tok.lineage,
+            tok.state,
+            output=output,
+            task_token=cb.task_token,
+            timeout_at=cb.timeout_at_ms,
+            heartbeat_s=cb.heartbeat_ms // 1000,
+        )
+        if not self._alive(tok.lineage):
+            return []
+        return [AwaitCallback(token, cb.task_token, cb.timeout_at_ms, cb.heartbeat_ms)]
+
+    def callback_ended(self, token: str, outcome: Mapping[str, Any]) -> list[Action]:
+        """The wait of the callback task of ``token`` (an ``AwaitCallback``'s) ended with
+        ``outcome``: ``{"output": value}`` sent with its task token, or ``{"error": name,
+        "cause": text}`` sent as a failure or made by the timeout (States.Timeout,
+        States.HeartbeatTimeout): Retry and Catch see it as the task's error."""
+        tok = self._task_token(token)
+        if tok.callback is None:
+            raise ValueError(f"token of state '{tok.state}' is not a callback task's")
+        if "output" in outcome:
+            history.emit("TaskSucceeded", tok.lineage, tok.state, output=outcome["output"])
+            return self._task_result(tok, outcome["output"])
+        error = str(outcome.get("error") or errors.TASK_FAILED)
+        cause = str(outcome.get("cause") or "")
+        kind = "TaskTimedOut" if error in _WAIT_ERRORS else "TaskFailed"
+        history.emit(kind, tok.lineage, tok.state, error=error, cause=cause)
+        return self._task_error(tok, error, cause)
 
     def timer_fired(self, token: str) -> list[Action]:
         """The TimerCall of ``token`` is due (a Wait ended, or a Retry delay passed)."""
@@ -397,16 +451,30 @@ class Engine:
         return value
 
     def _enter_task(self, st: TaskState, entry: Entry) -> Step:
+        if st.callback:
+            # $$.Task.Token exists before Parameters/Arguments are evaluated: they pass it on
+            task_token = self.task_tokens.mint(
+                entry.lineage.execution.id, entry.lineage.group_id(st.name)
+            )
+            ctx = ContextObject(
+                {**entry.context, "Task": {"Token": task_token}}, entry.context.variables
+            )
+            entry = replace(entry, context=ctx)
         ctx = entry.context
         if st.jsonata:
             eff = arguments(st, entry.raw_input, ctx, entry.lineage)
             timeout = st.timeout_s
+            states = jsonata_states(entry.raw_input, ctx)
             if st.timeout_template is not None:
-                states = jsonata_states(entry.raw_input, ctx)
                 timeout = float(
                     jsonata_whole_number(st.timeout_template, st, "TimeoutSeconds", states, 1)
                 )
-            return self._schedule(st, entry, eff, timeout)
+            heartbeat = st.heartbeat_s
+            if st.heartbeat_template is not None:
+                heartbeat = float(
+                    jsonata_whole_number(st.heartbeat_template, st, "HeartbeatSeconds", states, 1)
+                )
+            return self._schedule(st, entry, eff, timeout, heartbeat)
         selected = input_path(st, entry.raw_input, ctx)
         eff = parameters(st, selected, ctx)
         timeout = st.timeout_s
@@ -414,10 +482,37 @@ class Engine:
             timeout = float(
                 whole_number(st.timeout_path, selected, ctx, "TimeoutSecondsPath", st, 1)
             )
-        return self._schedule(st, entry, eff, timeout)
+        heartbeat = st.heartbeat_s
+        if st.heartbeat_path is not None:
+            heartbeat = float(
+                whole_number(st.heartbeat_path, selected, ctx, "HeartbeatSecondsPath", st, 1)
+            )
+        return self._schedule(st, entry, eff, timeout, heartbeat)
 
-    def _schedule(self, st: TaskState, entry: Entry, eff: Any, timeout: float | None) -> Step:
+    def _schedule(
+        self,
+        st: TaskState,
+        entry: Entry,
+        eff: Any,
+        timeout: float | None,
+        heartbeat: float | None = None,
+    ) -> Step:
         ctx = entry.context
+        callback = None
+        if st.callback:
+            timeout_s = timeout if timeout is not None else 60.0
+            if heartbeat is not None and heartbeat >= timeout_s:
+                raise StatesError(
+                    errors.RUNTIME,
+                    f"state '{st.name}': HeartbeatSeconds ({heartbeat:g}) must be smaller than"
+                    f" TimeoutSeconds ({timeout_s:g})",
+                )
+            now_ms = int(self.clock().timestamp() * 1000)
+            callback = Callback(
+                ctx["Task"]["Token"],
+                now_ms + int(timeout_s * 1000),
+                int((heartbeat or 0) * 1000),
+            )
         if history.active():
             history.emit(
                 "TaskScheduled",
@@ -427,6 +522,7 @@ class Engine:
                 input=eff,
                 timeout_s=timeout,
                 steps=history.take_steps(),
+                **({"heartbeat_s": heartbeat, "callback": True} if st.callback else {}),
             )
         token = Token(
             kind=TokenKind.TASK,
@@ -435,6 +531,7 @@ class Engine:
             entered_time=entry.entered_time,
             raw_input=entry.raw_input if st.needs_raw_input else None,
             retry_counts=entry.retry_counts,
+            callback=callback,
         )
         # The grain gets $$ as plain JSON (no variables ride along).
         return Done([TaskCall(st.resource, eff, encode_token(token), timeout, dict(ctx))])

@@ -237,7 +237,13 @@ class RecoverableState(FlowState):
 class TaskState(RecoverableState):
     """Runs grain ``resource``. ``timeout_s`` is TimeoutSeconds (default 60), None when
     ``timeout_path`` (TimeoutSecondsPath) or ``timeout_template`` (JSONata) gives it at
-    run time. ``arguments`` is a JSONata state's Arguments."""
+    run time. ``arguments`` is a JSONata state's Arguments.
+
+    ``callback``: the Resource ended in ``.waitForTaskToken`` (decision 0033): the grain gets
+    a task token in ``$$.Task.Token`` and the task ends when someone sends its outcome with
+    that token, or its TimeoutSeconds (from the state's entry) or HeartbeatSeconds (between
+    heartbeats) run out. ``heartbeat_s`` / ``heartbeat_path`` / ``heartbeat_template`` give
+    HeartbeatSeconds the same three ways as the timeout; all None: no heartbeat needed."""
 
     resource: str
     parameters: dict[str, Any] | None = None
@@ -245,6 +251,10 @@ class TaskState(RecoverableState):
     timeout_path: Path | None = None
     timeout_template: Template | None = None
     arguments: Template | None = None
+    callback: bool = False
+    heartbeat_s: float | None = None
+    heartbeat_path: Path | None = None
+    heartbeat_template: Template | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -26,7 +26,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from . import errors, history
-from .actions import Action, Failed, Finished, TaskCall, TimerCall
+from .actions import Action, AwaitCallback, Failed, Finished, TaskCall, TimerCall
 from .dataflow import now_iso
 from .engine import Engine
 from .errors import StatesError
@@ -34,7 +34,7 @@ from .model import State, Workflow, WorkflowKind
 from .steps import Done, Entry, Goto, Step
 from .store import InMemoryStore
 from .suggest import did_you_mean
-from .tokens import Execution, Lineage
+from .tokens import Execution, Lineage, decode_token
 from .variables import name_problem
 
 DEFAULT_EXECUTION_ID: Final = "test-state"
@@ -361,6 +361,8 @@ def run_state(
             if isinstance(action, TimerCall):
                 queue += engine.timer_fired(action.token)
                 continue
+            if isinstance(action, AwaitCallback):
+                raise StateTestError(f"state '{state}' waits for a callback: {action!r}")
             history.emit_for_token("TaskStarted", action.token, grain=action.grain)
             queue += _answer(engine, action, answer)
     raise StateTestError(f"state '{state}' stopped without handing over (no work left)")
@@ -373,8 +375,15 @@ def _answer(
         return engine.task_failed(
             call.token, errors.TASK_FAILED, f"no grain runs in-process: '{call.grain}'"
         )
+    # A callback task's answer is the outcome sent with its token (its grain does not run,
+    # as a mocked callback in Step Functions' TestState).
+    callback = decode_token(call.token).callback is not None
     try:
         output = answer(call)
     except StatesError as exc:
+        if callback:
+            return engine.callback_ended(call.token, {"error": exc.error, "cause": exc.cause})
         return engine.task_failed(call.token, exc.error, exc.cause)
+    if callback:
+        return engine.callback_ended(call.token, {"output": output})
     return engine.task_succeeded(call.token, output)

@@ -136,6 +136,8 @@ class Token:
     ``items``          GROUP of a Map: the selected items, one per slot.
     ``pending``        GROUP of a Map a redrive entered keeping some items' outputs: the
                        slots still to run, in claim order (empty: every slot).
+    ``callback``       TASK of a callback task (``.waitForTaskToken``): its task token and
+                       when the wait for the callback ends (decision 0033).
     """
 
     kind: TokenKind
@@ -147,6 +149,18 @@ class Token:
     output: Any = None
     items: tuple[Any, ...] = ()
     pending: tuple[int, ...] = ()
+    callback: Callback | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Callback:
+    """What a callback task waits with: its task token, the epoch ms at which its
+    TimeoutSeconds (counted from the state's entry) runs out, and its HeartbeatSeconds in ms
+    (0: none)."""
+
+    task_token: str
+    timeout_at_ms: int
+    heartbeat_ms: int = 0
 
 
 # Wire form, e.g. (absent keys hold the field's default):
@@ -178,6 +192,9 @@ def encode_token(token: Token) -> str:
         body["items"] = list(token.items)
     if token.pending:
         body["run"] = list(token.pending)
+    if token.callback is not None:
+        cb = token.callback
+        body["cb"] = [cb.task_token, cb.timeout_at_ms, cb.heartbeat_ms]
     if lineage.variables:
         body["var"] = lineage.variables
     if lineage.execution.redrive_count:
@@ -215,6 +232,7 @@ def decode_token(text: str) -> Token:
             output=body.get("out"),
             items=tuple(body.get("items", ())),
             pending=tuple(_int(i) for i in body.get("run", ())),
+            callback=_callback(body.get("cb")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"malformed workflow token: {exc!r}") from None
@@ -230,6 +248,13 @@ def _frame_to_wire(frame: Frame) -> dict[str, Any]:
     if frame.claims_next:
         wire["m"] = 1
     return wire
+
+
+def _callback(wire: Any) -> Callback | None:
+    if wire is None:
+        return None
+    task_token, timeout_at_ms, heartbeat_ms = wire
+    return Callback(_str(task_token), _int(timeout_at_ms), _int(heartbeat_ms))
 
 
 def _str(value: Any) -> str:

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from "react";
 import type { ELK as Elk, ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api";
 import { buildGraph, nodeSize, type GEdge, type GNode } from "../lib/graph";
-import type { NodeStatus } from "../lib/history";
+import { statusLabel, type NodeStatus } from "../lib/history";
 
 // ELK is large (~1.5 MB): loaded with the first graph, in a chunk of its own.
 let elkLoad: Promise<Elk> | null = null;
@@ -114,7 +114,7 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
       ? {
           tabIndex: 0,
           role: "button",
-          "aria-label": `${g.name}: ${g.type}${st && st !== "none" ? `, ${st}` : ""}`,
+          "aria-label": `${g.name}: ${g.type}${st && st !== "none" ? `, ${statusLabel(st)}` : ""}`,
           onKeyDown: (e: React.KeyboardEvent) => (e.key === "Enter" || e.key === " ") && click(),
         }
       : {};
@@ -176,7 +176,7 @@ export function WorkflowGraph({ kind, definition, statuses, selected, onSelect, 
         onClick={click}
         {...keys}
       >
-        <title>{`${g.name} (${g.type}${st && st !== "none" ? `: ${st}` : ""})`}</title>
+        <title>{`${g.name} (${g.type}${st && st !== "none" ? `: ${statusLabel(st)}` : ""})`}</title>
         {shape}
         <text x={x + w / 2} y={y + h / 2 + (sub ? -2 : 4)} textAnchor="middle" className="node-label">
           {g.label}

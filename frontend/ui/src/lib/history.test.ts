@@ -1,11 +1,13 @@
 import { describe, expect, it } from "vitest";
 import type { HistoryEvent } from "../api";
 import {
+  callbackOf,
   failedState,
   historyComplete,
   logLinesFor,
   nodeStatuses,
   pathTag,
+  statusLabel,
   timelineRows,
   withoutTags,
 } from "./history";
@@ -329,5 +331,116 @@ describe("an ended run's open work", () => {
     const marker = rows.find((r) => r.kind === "redrive");
     expect(marker).toMatchObject({ state: "PriceItems", attempt: 1, status: "redriven", offsetMs: 3000 });
     expect(rows.indexOf(marker!)).toBe(rows.findIndex((r) => r.startMs >= 5000));
+  });
+});
+
+// Issue 23: a Task whose Resource is `approve.waitForTaskToken` ran its grain, which
+// handed the token on; the state waits until someone sends its result.
+const TOKEN = "c2hvcApleGVjLTEKZXhlYy0xL0FwcHJvdmUjMQ.c2lnbmF0dXJl";
+const submitted = (at: number, path = "", token = TOKEN) =>
+  ev("TaskSubmitted", at, "Approve", path, {
+    grain: "approve",
+    output: { sent_to: "ops" },
+    task_token: token,
+    timeout_at: 90_000,
+    heartbeat_s: 60,
+  });
+const waiting: HistoryEvent[] = [
+  ev("ExecutionStarted", 1000, null, "", { input: { order: 7 } }),
+  ev("StateEntered", 1001, "Approve", "", { input: { order: 7 } }),
+  ev("TaskScheduled", 1002, "Approve", "", { grain: "approve", input: { order: 7 } }),
+  ev("TaskStarted", 1003, "Approve", "", { grain: "approve", host: "host-1", pid: 42, attempt: 1 }),
+  submitted(1010),
+];
+const wait = { token: TOKEN, grain: "approve", timeoutAtMs: 90_000, heartbeatS: 60 };
+
+describe("a Task waiting for a callback", () => {
+  it("is waiting, not running, with its token, until a result, failure or timeout ends the wait", () => {
+    expect(nodeStatuses(waiting)).toEqual({ Approve: "waiting" });
+    const rows = timelineRows(waiting);
+    expect(rows.map((r) => [r.kind, r.status, r.durationMs])).toEqual([
+      ["state", "waiting", null],
+      ["task", "waiting", null],
+    ]);
+    expect(rows[0]?.callback).toEqual(wait);
+    expect(rows[1]).toMatchObject({ grain: "approve", host: "host-1", callback: wait, output: { sent_to: "ops" } });
+    for (const end of ["TaskSucceeded", "TaskFailed", "TaskTimedOut"]) {
+      const after = [...waiting, ev(end, 5000, "Approve", "", { error: "States.Timeout" })];
+      expect(nodeStatuses(after)).toEqual({ Approve: "running" }); // the state's own end follows
+      expect(timelineRows(after).map((r) => r.status)).toEqual([
+        "running",
+        end === "TaskSucceeded" ? "succeeded" : "failed",
+      ]);
+    }
+  });
+
+  it("ends with its state: succeeded after the result, failed after a timeout that was not caught", () => {
+    const done = [
+      ...waiting,
+      ev("TaskSucceeded", 5000, "Approve", "", { output: { approved: true } }),
+      ev("StateExited", 5001, "Approve", "", { output: { approved: true } }),
+    ];
+    expect(nodeStatuses(done)).toEqual({ Approve: "succeeded" });
+    expect(timelineRows(done)[1]).toMatchObject({ status: "succeeded", output: { approved: true }, durationMs: 3997 });
+    const timedOut = [
+      ...waiting,
+      ev("TaskTimedOut", 90_000, "Approve", "", { error: "States.Timeout", cause: "no callback in 88 s" }),
+      ev("StateFailed", 90_001, "Approve", "", { error: "States.Timeout", cause: "no callback in 88 s" }),
+      ev("ExecutionFailed", 90_002, null, ""),
+    ];
+    expect(nodeStatuses(timedOut)).toEqual({ Approve: "failed" });
+    expect(timelineRows(timedOut)[1]).toMatchObject({ status: "failed", error: "States.Timeout" });
+  });
+
+  it("is cancelled when the execution is stopped while it waits", () => {
+    const stopped = [...waiting, ev("ExecutionAborted", 3000, null, "")];
+    expect(nodeStatuses(stopped)).toEqual({ Approve: "cancelled" });
+    expect(timelineRows(stopped).map((r) => r.status)).toEqual(["cancelled", "cancelled"]);
+  });
+
+  it("in a Map, waits only when every open item waits; each item's row has its own token", () => {
+    const items = [
+      ev("StateEntered", 1, "Approve", "Each[0]"),
+      ev("TaskStarted", 2, "Approve", "Each[0]", { grain: "approve" }),
+      ev("StateEntered", 1, "Approve", "Each[1]"),
+      ev("TaskStarted", 2, "Approve", "Each[1]", { grain: "approve" }),
+      submitted(3, "Each[0]", "token-0"),
+    ];
+    expect(nodeStatuses(items)).toEqual({ Approve: "running" }); // item 1's grain still runs
+    const both = [...items, submitted(4, "Each[1]", "token-1")];
+    expect(nodeStatuses(both)).toEqual({ Approve: "waiting" });
+    const tokens = timelineRows(both)
+      .filter((r) => r.kind === "task")
+      .map((r) => [r.path, r.status, r.callback?.token]);
+    expect(tokens).toEqual([
+      ["Each[0]", "waiting", "token-0"],
+      ["Each[1]", "waiting", "token-1"],
+    ]);
+  });
+
+  it("has a row of its own when the grain's instance was closed as it returned", () => {
+    const rows = timelineRows([
+      ev("StateEntered", 1, "Approve", ""),
+      ev("TaskStarted", 2, "Approve", "", { grain: "approve" }),
+      ev("TaskSucceeded", 3, "Approve", "", { output: null }),
+      submitted(4),
+    ]);
+    expect(rows.map((r) => [r.kind, r.status, r.callback?.token ?? null])).toEqual([
+      ["state", "waiting", TOKEN],
+      ["task", "succeeded", null],
+      ["task", "waiting", TOKEN],
+    ]);
+  });
+
+  it("reads the wait from its event: no token, no wait; a missing timeout or heartbeat is null", () => {
+    expect(callbackOf(ev("TaskSubmitted", 1, "A", "", { grain: "a" }))).toBeNull();
+    expect(callbackOf(ev("TaskSubmitted", 1, "A", "", { task_token: "t", heartbeat_s: 0 }))).toEqual({
+      token: "t",
+      grain: null,
+      timeoutAtMs: null,
+      heartbeatS: null,
+    });
+    expect(statusLabel("waiting")).toBe("waiting for a callback");
+    expect(statusLabel("running")).toBe("running");
   });
 });

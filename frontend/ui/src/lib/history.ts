@@ -3,20 +3,60 @@
 import type { HistoryEvent } from "../api";
 
 const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
+// What ends a Task's wait for a callback (issue 23): its result, its failure, its timeout.
+const CALLBACK_ENDS = new Set(["TaskSucceeded", "TaskFailed", "TaskTimedOut"]);
+// What ends a state's entry, in whatever way (a wait it had ends with it).
+const STATE_ENDS = new Set(["StateExited", "StateFailed", "Caught", "RetryScheduled"]);
 
-export type NodeStatus = "succeeded" | "failed" | "caught" | "running" | "cancelled" | "not-run";
+/** `waiting`: a Task (Resource `<grain>.waitForTaskToken`) whose grain has returned and
+ * that waits for someone to send its result with the task token. */
+export type NodeStatus = "succeeded" | "failed" | "caught" | "running" | "waiting" | "cancelled" | "not-run";
+
+const STATUS_LABELS: Record<string, string> = { waiting: "waiting for a callback" };
+
+/** How a status (a node's or a timeline row's) reads to a person. */
+export function statusLabel(status: string): string {
+  return STATUS_LABELS[status] ?? status;
+}
+
+/** A Task's wait for a callback, from its `TaskSubmitted` event. */
+export interface CallbackWait {
+  /** The task token (`$$.Task.Token`) that a success, failure or heartbeat names. */
+  token: string;
+  grain: string | null;
+  /** When the wait times out (epoch ms; its TimeoutSeconds), if it said. */
+  timeoutAtMs: number | null;
+  /** The most time between heartbeats (its HeartbeatSeconds); null: none asked. */
+  heartbeatS: number | null;
+}
+
+/** The wait a `TaskSubmitted` event records; null when it carries no token. */
+export function callbackOf(e: HistoryEvent): CallbackWait | null {
+  if (typeof e.task_token !== "string" || e.task_token === "") return null;
+  const num = (v: unknown) => (typeof v === "number" && v > 0 ? v : null);
+  return {
+    token: e.task_token,
+    grain: typeof e.grain === "string" ? e.grain : null,
+    timeoutAtMs: num(e.timeout_at),
+    heartbeatS: num(e.heartbeat_s),
+  };
+}
 
 /** Outcome per state (ASL) or grain (native), over every path and entry it had.
- * A state that failed anywhere is `failed`; else caught, else still running — `cancelled`
- * once the run ended without it (a Map item beside the one that failed the Map) — else
- * succeeded. */
+ * A state that failed anywhere is `failed`; else caught, else still running — `waiting`
+ * when every open entry waits for a callback (a `TaskSubmitted` with no `TaskSucceeded`,
+ * `TaskFailed` or `TaskTimedOut` after it), `cancelled` once the run ended without it (a
+ * Map item beside the one that failed the Map) — else succeeded. */
 export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus> {
-  const seen = new Map<string, { entered: number; done: number; failed: boolean; caught: boolean; asl: boolean }>();
+  const seen = new Map<
+    string,
+    { entered: number; done: number; failed: boolean; caught: boolean; asl: boolean; waiting: Set<string> }
+  >();
   let ended = false; // the latest run (the execution or its last redrive) has ended
   const get = (state: string) => {
     let s = seen.get(state);
     if (!s) {
-      s = { entered: 0, done: 0, failed: false, caught: false, asl: false };
+      s = { entered: 0, done: 0, failed: false, caught: false, asl: false, waiting: new Set<string>() };
       seen.set(state, s);
     }
     return s;
@@ -33,6 +73,9 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
     if (ENDS.has(e.type)) ended = true;
     if (!e.state) continue;
     const s = get(e.state);
+    // the paths (Map items, branches) where this state waits for a callback
+    if (e.type === "TaskSubmitted") s.waiting.add(e.path ?? "");
+    else if (CALLBACK_ENDS.has(e.type) || STATE_ENDS.has(e.type)) s.waiting.delete(e.path ?? "");
     switch (e.type) {
       case "StateEntered":
         s.asl = true;
@@ -60,6 +103,7 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
         if (!s.asl) s.done++;
         break;
       case "TaskFailed":
+      case "TaskTimedOut":
         // In ASL a task failure may be retried or caught: the state's own events decide.
         if (!s.asl) {
           s.failed = true;
@@ -74,10 +118,15 @@ export function nodeStatuses(events: HistoryEvent[]): Record<string, NodeStatus>
   for (const [state, s] of seen) {
     if (s.failed) out[state] = "failed";
     else if (s.caught) out[state] = "caught";
-    else if (s.entered > s.done) out[state] = ended ? "cancelled" : "running";
+    else if (s.entered > s.done) out[state] = ended ? "cancelled" : openStatus(s.entered - s.done, s.waiting.size);
     else if (s.done > 0) out[state] = "succeeded";
   }
   return out;
+}
+
+/** A state's open entries: waiting when each of them waits for a callback. */
+function openStatus(open: number, waiting: number): NodeStatus {
+  return waiting > 0 && waiting >= open ? "waiting" : "running";
 }
 
 export interface TimelineRow {
@@ -101,6 +150,9 @@ export interface TimelineRow {
   output: unknown;
   error: string | null;
   cause: string | null;
+  /** The wait for a callback of a Task state's entry and of its grain instance (from its
+   * `TaskSubmitted`); the row's status is `waiting` until the wait ends. */
+  callback: CallbackWait | null;
 }
 
 /** One row per state entry and per grain instance, in start order, and one per redrive.
@@ -159,6 +211,7 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
         output: undefined,
         error: null,
         cause: null,
+        callback: null,
       });
       continue;
     }
@@ -175,6 +228,7 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
       output: undefined,
       error: null,
       cause: null,
+      callback: null,
     };
     switch (e.type) {
       case "StateEntered":
@@ -227,8 +281,37 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
           input: scheduledInput.get(k),
         });
         break;
+      case "TaskSubmitted": {
+        const wait = callbackOf(e);
+        const state = openStates.get(k)?.[0];
+        if (state) Object.assign(state, { status: "waiting", callback: wait });
+        // The grain's instance waits on, its output so far what the grain returned (the
+        // result comes with the callback); a history that closed it when the grain returned
+        // gets a row of its own for the wait.
+        const task = openTasks.get(k)?.[0];
+        if (task) Object.assign(task, { status: "waiting", callback: wait, output: e.output });
+        else {
+          push(openTasks, k, {
+            ...base,
+            key: `t${rows.length}`,
+            kind: "task",
+            grain: wait?.grain ?? str(e.grain) ?? e.state,
+            host: str(e.host),
+            pid: typeof e.pid === "number" ? e.pid : null,
+            attempt: null,
+            input: scheduledInput.get(k),
+            status: "waiting",
+            callback: wait,
+            output: e.output,
+          });
+        }
+        break;
+      }
       case "TaskSucceeded":
-      case "TaskFailed": {
+      case "TaskFailed":
+      case "TaskTimedOut": {
+        const state = openStates.get(k)?.[0];
+        if (state?.status === "waiting") state.status = "running"; // its own end follows
         const row = close(openTasks, k);
         if (row) {
           row.durationMs = typeof e.duration_ms === "number" ? e.duration_ms : e.at_ms - row.startMs;

@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type HistoryEvent, type WorkflowDoc } from "../api";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
+import { TaskCallback, type CallbackAnswer } from "../components/TaskCallback";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 import { duration } from "../lib/format";
 import {
@@ -11,6 +12,7 @@ import {
   logLinesFor,
   withoutTags,
   nodeStatuses,
+  statusLabel,
   timelineRows,
   type TimelineRow,
 } from "../lib/history";
@@ -44,6 +46,7 @@ export function ExecutionPage() {
   const statuses = useMemo(() => nodeStatuses(events), [events]);
   const rows = useMemo(() => timelineRows(events), [events]);
   const failed = useMemo(() => (doc?.status === "FAILED" ? failedState(events) : null), [doc?.status, events]);
+  const waiting = Object.keys(statuses).filter((state) => statuses[state] === "waiting");
   const [selected, setSelected] = useState<{ state: string; row: string | null } | null>(null);
   const [confirmStop, setConfirmStop] = useState(false);
   const [actionError, setActionError] = useState<unknown>(null);
@@ -136,6 +139,17 @@ export function ExecutionPage() {
         <span>Duration: {duration(doc.finished_ms && doc.started_ms ? doc.finished_ms - doc.started_ms : null)}</span>
         <span className="mono muted">{id}</span>
       </div>
+      {doc.status === "RUNNING" && waiting.length > 0 && (
+        <div className="banner banner-waiting" data-testid="waiting-banner">
+          <span>
+            Waiting for a callback: {waiting.join(", ")}. Its grain handed on a task token; the execution goes on when
+            its result is sent.
+          </span>
+          <button className="link" onClick={() => setSelected({ state: waiting[0] ?? "", row: null })}>
+            send its result…
+          </button>
+        </div>
+      )}
       {failed && (
         <div className="banner banner-error" data-testid="failed-banner">
           <strong>{failed.state}</strong>
@@ -161,9 +175,9 @@ export function ExecutionPage() {
             <Loading what="the workflow" />
           )}
           <div className="legend">
-            {["succeeded", "failed", "caught", "running", "cancelled", "not-run"].map((s) => (
+            {["succeeded", "failed", "caught", "running", "waiting", "cancelled", "not-run"].map((s) => (
               <span key={s} className={`legend-item status-${s}`}>
-                <span className="swatch" /> {s}
+                <span className="swatch" /> {statusLabel(s)}
               </span>
             ))}
           </div>
@@ -186,7 +200,7 @@ export function ExecutionPage() {
               <h2>Output</h2>
               {doc.status === "RUNNING" ? (
                 <div className="muted" data-testid="execution-output">
-                  still running…
+                  {waiting.length > 0 ? "waiting for a callback…" : "still running…"}
                 </div>
               ) : (
                 <JsonView value={doc.output} testId="execution-output" />
@@ -203,6 +217,7 @@ export function ExecutionPage() {
           row={selectedRow}
           grain={selectedRow?.grain ?? grainOf(events, selected.state)}
           onClose={() => setSelected(null)}
+          onCallbackAnswered={() => exec.reload(true)}
         />
       )}
       <section className="card">
@@ -258,7 +273,7 @@ export function ExecutionPage() {
                       <td>+{duration(r.offsetMs)}</td>
                       <td>{duration(r.durationMs)}</td>
                       <td>
-                        <span className={`pill pill-${r.status}`}>{r.status}</span>
+                        <span className={`pill pill-${r.status}`}>{statusLabel(r.status)}</span>
                       </td>
                       <td className="bar-col">
                         <div className="bar-track">
@@ -290,6 +305,7 @@ function StateDetails({
   row,
   grain,
   onClose,
+  onCallbackAnswered,
 }: {
   executionId: string;
   app: string | undefined;
@@ -297,7 +313,12 @@ function StateDetails({
   row: TimelineRow | undefined;
   grain: string;
   onClose: () => void;
+  /** A callback was answered: the execution is to be loaded again. */
+  onCallbackAnswered: () => void;
 }) {
+  // kept here, not in the callback's form: the form goes once the wait has ended
+  const [answer, setAnswer] = useState<CallbackAnswer | null>(null);
+  useEffect(() => setAnswer(null), [state, row?.key]);
   const logs = useAsync(
     () =>
       app
@@ -315,13 +336,27 @@ function StateDetails({
           {state}
           {row?.path ? <span className="muted mono"> {row.path}</span> : null}
         </h2>
-        {row && <span className={`pill pill-${row.status}`}>{row.status}</span>}
+        {row && <span className={`pill pill-${row.status}`}>{statusLabel(row.status)}</span>}
         <span className="spacer" />
         <button className="link" onClick={onClose}>
           close
         </button>
       </div>
       {!row && <div className="muted">This state did not run in this execution.</div>}
+      {row?.status === "waiting" && row.callback && (
+        <TaskCallback
+          wait={row.callback}
+          onAnswer={(a) => {
+            setAnswer(a);
+            onCallbackAnswered();
+          }}
+        />
+      )}
+      {answer && (
+        <div className={`banner ${answer.ok ? "banner-ok" : "banner-error"}`} role="status" data-testid="callback-answer">
+          {answer.text}
+        </div>
+      )}
       <div className="grid2">
         <div>
           <h3>Input</h3>

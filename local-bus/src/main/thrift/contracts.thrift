@@ -124,6 +124,23 @@ const string HEADER_DATA = "sand-data"
 // caller's span, on the INVOKE event) that produced the event. Each grain run is a span.
 const string HEADER_TRACEPARENT = "sand-traceparent"
 
+// -- callbacks: a Task whose Resource ends in .waitForTaskToken (decision 0033) --
+// Event header on the TIMER a worker parks once the task's grain ran: JSON
+// {"token": the task token, "timeout_at": epoch ms, "heartbeat_ms": 0 or the HeartbeatSeconds in ms}.
+// The host agent that takes it from sand:timers registers (or re-registers) the wait in Cassandra
+// and fires it only with an outcome: a callback's, or a timeout's.
+const string HEADER_CALLBACK = "sand-callback"
+// Event header on such a TIMER once fired: JSON {"output": <value>} or {"error": e, "cause": c}
+const string HEADER_CALLBACK_OUTCOME = "sand-callback-outcome"
+// What the task-token key of one app derives from (HMAC-SHA256 keyed with host_agent.secret over
+// this prefix and the app's name); a task token is "<b64url(app \n execution \n wait)>.<b64url(HMAC
+// of those bytes under the app's key)>"
+const string TASK_TOKEN_KEY_LABEL = "sand-task-token\n"
+const string TASK_WAIT_WAITING = "WAITING"
+const string TASK_WAIT_SUCCEEDED = "SUCCEEDED"
+const string TASK_WAIT_FAILED = "FAILED"
+const string TASK_WAIT_TIMED_OUT = "TIMED_OUT"
+
 // -- the global data layer (Cassandra, through the host agent) --
 const i32 DATA_MAX_KEY_BYTES = 1024        // a context.data key, UTF-8, either scope
 const i32 GDATA_MAX_VALUE_BYTES = 1048576  // a stored (encoded) value, refused beyond: by the SDK and by the agent
@@ -175,6 +192,7 @@ const string ENV_BACKUP = "SAND_BACKUP"                  // "1": back events up 
 const string ENV_REMOTE_GRAINS = "SAND_REMOTE_GRAINS"    // comma-separated grains reached through Kafka
 const string ENV_LOCAL_GRAINS = "SAND_LOCAL_GRAINS"      // comma-separated grains this sandbox runs; unset: all
 const string ENV_AGENT_FD = "SAND_AGENT_FD"              // a file descriptor that reaches end-of-file when the host agent is gone (decision 0021); unset: none
+const string ENV_TASK_TOKEN_KEY = "SAND_TASK_TOKEN_KEY"  // hex: the app's key for task tokens (callbacks, decision 0033)
 
 // Where an execution is. Stored by name ("SUCCEEDED") in the result document
 // and in Cassandra. Starts at 1 so that an unset field never reads as RUNNING.

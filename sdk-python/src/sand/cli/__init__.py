@@ -46,9 +46,19 @@ def _register() -> None:
         exec_cmds,
         scaffold_cmds,
         state_cmds,
+        task_cmds,
     )
 
-    modules = (cluster_cmds, app_cmds, auth_cmds, dev_cmds, state_cmds, exec_cmds, scaffold_cmds)
+    modules = (
+        cluster_cmds,
+        app_cmds,
+        auth_cmds,
+        dev_cmds,
+        state_cmds,
+        exec_cmds,
+        task_cmds,
+        scaffold_cmds,
+    )
     for module in modules:
         for command in module.COMMANDS:
             cli.add_command(command)

@@ -145,7 +145,11 @@ def _print_problems(problems: list[str]) -> int:
 @click.option(
     "--trace", is_flag=True, help="Print each step (state, input, output, time) on stderr."
 )
-@click.option("--no-wait", is_flag=True, help="Fire Wait states and retry intervals at once.")
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Fire Wait states, retry intervals and the timeouts of unanswered callback tasks at once.",
+)
 @click.option(
     "--mocks",
     "mocks_file",

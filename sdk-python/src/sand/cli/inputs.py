@@ -24,17 +24,24 @@ def read_text(path: str, param_hint: str) -> str:
 def read_json_input(input_text: str | None, input_file: str | None) -> Any:
     """An execution's input: ``--input JSON`` (``--input -``: stdin) or ``--input-file
     PATH`` (``-``: stdin); ``{}`` when neither is given."""
-    if input_text is not None and input_file is not None:
-        raise click.UsageError("give the input with --input or --input-file, not both")
-    if input_text == STDIN:
-        input_text, input_file = None, STDIN
-    if input_file is not None:
-        text, where = read_text(input_file, "--input-file"), "--input-file"
-        source = "stdin" if input_file == STDIN else input_file
-    elif input_text is not None:
-        text, where, source = input_text, "--input", "the value"
+    return read_json_option("--input", input_text, input_file, default={})
+
+
+def read_json_option(option: str, text: str | None, path: str | None, *, default: Any) -> Any:
+    """A JSON value given as ``OPTION JSON`` (``OPTION -``: stdin) or ``OPTION-file PATH``
+    (``-``: stdin); ``default`` when neither is given. A usage error names the option."""
+    file_option, noun = f"{option}-file", option.lstrip("-")
+    if text is not None and path is not None:
+        raise click.UsageError(f"give the {noun} with {option} or {file_option}, not both")
+    if text == STDIN:
+        text, path = None, STDIN
+    if path is not None:
+        text, where = read_text(path, file_option), file_option
+        source = "stdin" if path == STDIN else path
+    elif text is not None:
+        where, source = option, "the value"
     else:
-        return {}
+        return default
     return parse_json(text, where, f"{source} is not valid JSON")
 
 

@@ -362,6 +362,37 @@ class SandClient:
         path = f"/v1/executions/{_segment(execution_id)}/redrive"
         return Execution.from_json(self._json("POST", path, body={}))
 
+    # -- callbacks (a Task's `.waitForTaskToken`, issue 23) -------------------------------------
+
+    def send_task_success(self, token: str, output: Any) -> str:
+        """End the Task waiting on ``token`` with ``output`` (any JSON value) as its result;
+        its state then goes on (ResultSelector, ResultPath, Next). Returns the status the
+        wait now has (``SUCCEEDED``). ``Conflict`` when the task no longer waits (its message
+        says why: already SUCCEEDED or FAILED, or timed out); ``BadRequest`` for a malformed
+        token; ``Forbidden`` when the token is of an app that is not the caller's;
+        ``PayloadTooLarge`` when ``output`` is over the app's payload limit."""
+        return self._task_callback(token, "success", {"output": output})
+
+    def send_task_failure(
+        self, token: str, *, error: str | None = None, cause: str | None = None
+    ) -> str:
+        """Fail the Task waiting on ``token`` with ``error`` and ``cause`` (its Retry and
+        Catch apply as to any task error); returns ``FAILED``. Raises as
+        ``send_task_success``."""
+        body = {k: v for k, v in (("error", error), ("cause", cause)) if v is not None}
+        return self._task_callback(token, "failure", body)
+
+    def send_task_heartbeat(self, token: str) -> str:
+        """Tell the Task waiting on ``token`` that its work goes on: its HeartbeatSeconds
+        clock starts again (its TimeoutSeconds does not). Returns ``WAITING``; ``Conflict``
+        when the task no longer waits."""
+        return self._task_callback(token, "heartbeat", {})
+
+    def _task_callback(self, token: str, action: str, body: dict[str, Any]) -> str:
+        """POST ``/v1/tasks/{token}/{action}``; the status of the answer."""
+        answer = self._json("POST", f"/v1/tasks/{_segment(token)}/{action}", body=body)
+        return str(answer["status"])
+
     # -- identity, users and tokens ---------------------------------------------------------
 
     def whoami(self) -> Identity:

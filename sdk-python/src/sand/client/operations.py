@@ -40,6 +40,9 @@ class Operation:
     unmodelled: str | None = None  # why the answer is returned as a plain value
 
 
+# The callback routes answer {"status"} alone: the method returns that string.
+_TASK_STATUS = "returns status, the answer's one property (the wait's status now)"
+
 OPERATIONS: tuple[Operation, ...] = (
     Operation("GET", "/health", "health", model=Health),
     Operation("HEAD", "/health", "healthy", unmodelled="no body: the status is the answer"),
@@ -154,5 +157,26 @@ OPERATIONS: tuple[Operation, ...] = (
         "redrive",
         {"id": "execution_id"},
         model=Execution,
+    ),
+    Operation(
+        "POST",
+        "/v1/tasks/{token}/success",
+        "send_task_success",
+        {"token": "token", "output": "output"},
+        unmodelled=_TASK_STATUS,
+    ),
+    Operation(
+        "POST",
+        "/v1/tasks/{token}/failure",
+        "send_task_failure",
+        {"token": "token", "error": "error", "cause": "cause"},
+        unmodelled=_TASK_STATUS,
+    ),
+    Operation(
+        "POST",
+        "/v1/tasks/{token}/heartbeat",
+        "send_task_heartbeat",
+        {"token": "token"},
+        unmodelled=_TASK_STATUS,
     ),
 )

@@ -204,6 +204,16 @@ class Context:
         return self._state
 
     @property
+    def task_token(self) -> str | None:
+        """The task token of a callback task (a Task whose Resource ends in
+        ``.waitForTaskToken``; ``$$.Task.Token``), None in any other task. Hand it to whoever
+        decides the task's outcome: they send it with ``sand task success|failure TOKEN``
+        (or ``POST /v1/tasks/{token}/success``), and until then the execution waits."""
+        task = self._state.get("Task")
+        token = task.get("Token") if isinstance(task, dict) else None
+        return token if isinstance(token, str) else None
+
+    @property
     def next_grains(self) -> tuple[str, ...] | None:
         """The grains chosen with :meth:`add_next`, in order; None when none was chosen."""
         return None if self._next is None else tuple(self._next)

@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(19)
+        .hasSize(20)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -81,6 +81,19 @@ class CassandraSchemaTest {
             names ->
                 assertThat(names)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.execution_names ")
-                    .contains("PRIMARY KEY ((app, name))", "input_sha256 text"));
+                    .contains("PRIMARY KEY ((app, name))", "input_sha256 text"),
+            waits ->
+                assertThat(waits)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.task_waits ")
+                    // a token is found by its hash only; the timer's exact bytes are kept
+                    .contains(
+                        "token_hash text PRIMARY KEY",
+                        "status text",
+                        "outcome text",
+                        "timeout_at bigint",
+                        "heartbeat_ms bigint",
+                        "beat_at bigint",
+                        "host text",
+                        "member blob"));
   }
 }

@@ -49,6 +49,8 @@ import org.eclipse.jetty.util.Callback;
  *       {@code GET|DELETE /v1/apps/{app}}, {@code GET /v1/apps/{app}/logs}, {@code GET
  *       /v1/apps/{app}/workflows/{workflow}}: forwarded to the host agent by {@link AgentProxy}
  *   <li>{@code GET /v1/cluster}: every host with its sandboxes and workers ({@link ClusterRoute})
+ *   <li>{@code POST /v1/tasks/{token}/success|failure|heartbeat}: task callbacks ({@link
+ *       TaskCallbacks})
  * </ul>
  *
  * <p>Every other path answers 404 and every other method on a known path 405 with {@code Allow}, as
@@ -70,6 +72,7 @@ final class Routes extends Handler.Abstract {
   private final FrontendMetrics metrics;
   private final MetricsRoute metricsRoute;
   private final ClusterRoute cluster;
+  private final TaskCallbacks tasks;
 
   Routes(
       Supplier<Map<String, Object>> identity,
@@ -90,6 +93,7 @@ final class Routes extends Handler.Abstract {
     this.metrics = metrics;
     this.metricsRoute = new MetricsRoute(metrics, auth, secret);
     this.cluster = new ClusterRoute(hosts);
+    this.tasks = new TaskCallbacks(hosts, java.time.Clock.systemUTC());
   }
 
   @Override
@@ -198,6 +202,12 @@ final class Routes extends Handler.Abstract {
       if (allowed(method, response, callback, path, "POST")) {
         control.redrive(
             parts.get(2), caller, response, metrics.control("redrive", response, callback));
+      }
+    } else if (parts.size() == 4
+        && parts.subList(0, 2).equals(List.of("v1", "tasks"))
+        && List.of("success", "failure", "heartbeat").contains(parts.get(3))) {
+      if (allowed(method, response, callback, path, "POST")) {
+        tasks.handle(parts.get(2), parts.get(3), caller, request, response, callback);
       }
     } else if (parts.equals(List.of("v1", "whoami"))) {
       if (allowed(method, response, callback, path, "GET")) {

@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.apps.Executions;
+import dev.sand.agent.bus.CallbackWaits;
 import dev.sand.agent.bus.EventLoops;
 import dev.sand.agent.bus.ExecutionRecorder;
 import dev.sand.agent.bus.GlobalBus;
@@ -148,6 +149,8 @@ public final class HostAgent implements AutoCloseable {
     ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
     ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
     AccessHandler access = new AccessHandler(cassandra, wiring.clock());
+    TaskCallbacksHandler tasks =
+        new TaskCallbacksHandler(cassandra, ownership, config.hostAgent().secret(), wiring.clock());
     InternalAuth auth = new InternalAuth(config.hostAgent().secret());
     metrics =
         new AgentMetrics(
@@ -199,6 +202,9 @@ public final class HostAgent implements AutoCloseable {
             }
             if (ExecutionNamesHandler.owns(path)) {
               return names.handle(request, response, callback);
+            }
+            if (TaskCallbacksHandler.owns(path)) {
+              return tasks.handle(request, response, callback);
             }
             return ExecutionsHandler.owns(path)
                 ? executions.handle(request, response, callback)
@@ -364,7 +370,13 @@ public final class HostAgent implements AutoCloseable {
               clients.kafka(),
               created,
               executions,
-              clients.exits());
+              clients.exits(),
+              new CallbackWaits(
+                  config.hostId(),
+                  config.hostAgent().secret(),
+                  clients.redis(),
+                  clients.cassandra(),
+                  wiring.clock()));
       loops.onResult(
           event -> {
             metrics.executionEnded(event);

@@ -26,6 +26,10 @@ import java.util.List;
  *   <tr><td>{@code data}</td><td>{@code ((app), key)}</td>
  *       <td>the global data layer (decision 0012): value (blob), size, sha256, written_at per
  *       application key; one partition per application, keys in order</td></tr>
+ *   <tr><td>{@code task_waits}</td><td>{@code token_hash}</td>
+ *       <td>the wait of each task token (callbacks, decision 0033): app, execution_id, status,
+ *       outcome, timeout_at, heartbeat_ms, beat_at, and the host and member of its timer (see
+ *       {@link TaskWaits})</td></tr>
  *   <tr><td>{@code users}, {@code tokens}, {@code token_hashes}, {@code app_owners}</td>
  *       <td>see {@link AccessTable}</td><td>identity (decision 0017)</td></tr>
  * </table>
@@ -37,6 +41,7 @@ public final class CassandraSchema {
   public static final String EXECUTIONS_BY_APP = "executions_by_app";
   public static final String EXECUTION_HISTORY = "execution_history";
   public static final String EXECUTION_NAMES = "execution_names";
+  public static final String TASK_WAITS = "task_waits";
 
   private CassandraSchema() {}
 
@@ -54,6 +59,7 @@ public final class CassandraSchema {
     all.addAll(AccessTable.schema(keyspace));
     all.addAll(ExecutionTable.schema(keyspace));
     all.addAll(NameTable.schema(keyspace));
+    all.addAll(TaskWaits.schema(keyspace));
     return List.copyOf(all);
   }
 

@@ -36,6 +36,7 @@ public final class CassandraStore implements AutoCloseable {
   private final ExecutionTable executions;
   private final HistoryTable history;
   private final NameTable names;
+  private final TaskWaits taskWaits;
   private final ExecutionRecords records;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
@@ -54,6 +55,12 @@ public final class CassandraStore implements AutoCloseable {
         new NameTable(
             session, config.keyspace(), where, config.retentionSeconds(), Clock.systemUTC());
     this.records = new ExecutionRecords(session, executions, history);
+    this.taskWaits = new TaskWaits(session, config.keyspace(), where, config.retentionSeconds());
+  }
+
+  /** The waits of task tokens (callbacks). */
+  public TaskWaits taskWaits() {
+    return taskWaits;
   }
 
   /** The names of idempotent starts. */

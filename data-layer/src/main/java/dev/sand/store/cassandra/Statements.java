@@ -56,8 +56,22 @@ final class Statements {
    * @throws StoreException when Cassandra refuses or does not answer
    */
   ResultSet run(Statement<?> statement) {
+    return run(statement, CONSISTENCY);
+  }
+
+  /**
+   * Runs {@code statement} at LOCAL_SERIAL: a read that sees every lightweight transaction applied
+   * before it (and completes one left half done). Blocking.
+   *
+   * @throws StoreException when Cassandra refuses or does not answer
+   */
+  ResultSet runSerial(Statement<?> statement) {
+    return run(statement, ConsistencyLevel.LOCAL_SERIAL);
+  }
+
+  private ResultSet run(Statement<?> statement, ConsistencyLevel consistency) {
     try {
-      return session.execute(statement.setConsistencyLevel(CONSISTENCY));
+      return session.execute(statement.setConsistencyLevel(consistency));
     } catch (DriverException e) {
       throw new StoreException("cassandra at " + where + ": " + e.getMessage(), e);
     }

@@ -4,14 +4,17 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.config.ClusterConfig;
 import dev.sand.config.SandboxConfig;
+import dev.sand.contracts.TaskTokens;
 import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxSpec;
 import dev.sand.sandbox.SandboxUsers;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -94,6 +97,8 @@ final class SandboxSpecs {
     remote.addAll(launch.plan().placement().grainsElsewhere(config.hostId()));
     env.put(contractsConstants.ENV_REMOTE_GRAINS, String.join(",", remote));
     env.put(contractsConstants.ENV_LOCAL_GRAINS, String.join(",", local));
+    taskTokenKey(launch.app())
+        .ifPresent(key -> env.put(contractsConstants.ENV_TASK_TOKEN_KEY, key));
     List<SandboxSpec.Mount> mounts = new ArrayList<>();
     List<String> command;
     if (launch.plan().backend() == SandboxConfig.Backend.DOCKER) {
@@ -117,6 +122,20 @@ final class SandboxSpecs {
         mounts,
         env,
         command);
+  }
+
+  /**
+   * The hex key the app's workers sign task tokens with (decision 0033): derived from {@code
+   * host_agent.secret} per app, so a sandbox can mint its own app's tokens only and never sees the
+   * secret. Empty without a secret: the agent then answers nobody, callbacks included, so there is
+   * no key to give.
+   */
+  private Optional<String> taskTokenKey(String app) {
+    String secret = config.hostAgent().secret();
+    if (secret.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(HexFormat.of().formatHex(TaskTokens.appKey(secret, app)));
   }
 
   /** Mounts the app, Redis's socket directory and SAND's sources; returns the command. */

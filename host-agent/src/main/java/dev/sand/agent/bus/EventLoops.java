@@ -40,7 +40,9 @@ import org.slf4j.LoggerFactory;
  *       HISTORY messages go to {@code sand.history} ({@link ExecutionRecorder}) from a thread of
  *       their own, untracked: nothing waits for them, and they never delay a flag or a backup.
  *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
- *       the queue of the grain that set them; no process is held while a Wait runs.
+ *       the queue of the grain that set them; no process is held while a Wait runs. A timer that
+ *       waits for a task token goes to {@link CallbackWaits} instead, which pushes it only with an
+ *       outcome (decision 0033).
  *   <li><b>watchdog</b>: when a runtime signals that a sandbox stopped ({@link SandboxExits}), and
  *       at least every few seconds, restarts sandboxes that died ({@link Deployer#watch}) and
  *       re-queues the events their instances had taken (attempt + 1), or fails the execution
@@ -75,6 +77,7 @@ public final class EventLoops implements AutoCloseable {
   private final Deployer deployer;
   private final SandboxExits exits;
   private final Replayer replayer;
+  private final CallbackWaits callbacks;
   private final FlagGate gate;
   private final Map<String, EventMessage> inFlight = new ConcurrentHashMap<>();
   private final AtomicLong backedUp = new AtomicLong();
@@ -104,6 +107,7 @@ public final class EventLoops implements AutoCloseable {
 
   /**
    * @param incarnation this run of the agent: the header of every record it publishes
+   * @param callbacks fires the timers that wait for a task token (closed with these loops)
    */
   public EventLoops(
       String hostId,
@@ -112,8 +116,10 @@ public final class EventLoops implements AutoCloseable {
       Supplier<KafkaBridge> kafka,
       Deployer deployer,
       Executions executions,
-      SandboxExits exits) {
+      SandboxExits exits,
+      CallbackWaits callbacks) {
     this.hostId = hostId;
+    this.callbacks = callbacks;
     this.exits = exits;
     this.redis = redis;
     this.deployer = deployer;
@@ -402,6 +408,10 @@ public final class EventLoops implements AutoCloseable {
           .log("timer of an app no longer deployed dropped");
       return;
     }
+    if (CallbackWaits.waitsForToken(timer)) {
+      callbacks.fire(bus, member, timer); // Cassandra round trips: never on this thread
+      return;
+    }
     timer.setFlag(EventFlag.QUEUED);
     bus.push(Keys.grain(timer.getApp(), timer.getTarget_grain()), timer);
   }
@@ -456,6 +466,7 @@ public final class EventLoops implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+    callbacks.close(); // after the timer loop: it hands no more firings over
   }
 
   private static void sleep(long ms) {

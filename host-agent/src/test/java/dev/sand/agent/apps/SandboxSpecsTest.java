@@ -166,4 +166,41 @@ class SandboxSpecsTest {
           .containsEntry("PYTHONDONTWRITEBYTECODE", "1");
     }
   }
+
+  /**
+   * The sandbox gets its app's task-token key, hex HMAC-SHA256(secret, "sand-task-token\n" + app)
+   * (the known-answer vector of TaskTokensTest), never the agents' secret itself.
+   */
+  @Test
+  void of_withAgentSecret_passesTheAppsTaskTokenKey() throws Exception {
+    ClusterConfig withSecret =
+        ClusterConfig.parse(
+            """
+            {"state_dir": "/st", "host_id": "h1", "redis": {"socket": "/st/run/redis.sock"},
+             "kafka": {"bootstrap": "k:1"}, "nginx": {"port": 1},
+             "cassandra": {"contact_point": "c:1", "datacenter": "d", "keyspace": "k"},
+             "docker": {"host": "unix:///d.sock", "enabled": false},
+             "frontend": {"ports": [2], "max_payload_kb": 1},
+             "host_agent": {"port": 3, "secret": "s3cret-agent-0033"}}
+            """);
+    SandboxSpecs signed =
+        new SandboxSpecs(
+            withSecret, Path.of("/st/logs/apps"), new SandboxUsers(tmp.resolve("sandbox/uids")));
+
+    SandboxSpec spec = signed.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"g\"]}"));
+
+    assertThat(spec.env())
+        .containsEntry(
+            "SAND_TASK_TOKEN_KEY",
+            "190c0ce274d1b3da90ac23db1ccb2de8c0f92601b34f03005ecf95055ac0aef9")
+        .doesNotContainValue("s3cret-agent-0033");
+  }
+
+  /** Without host_agent.secret there is no key to derive: the variable is not set. */
+  @Test
+  void of_withoutAgentSecret_setsNoTaskTokenKey() throws Exception {
+    SandboxSpec spec = specs.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"g\"]}"));
+
+    assertThat(spec.env()).doesNotContainKey("SAND_TASK_TOKEN_KEY");
+  }
 }

@@ -1,0 +1,2 @@
+def handle(event, context):
+    return {"done": event}
