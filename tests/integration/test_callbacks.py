@@ -146,9 +146,9 @@ def test_timeoutSeconds_endsTheWait_andALateAnswerIsRefused(api: Api) -> None:
     done = api.wait(execution_id, 20)
     assert done["output"]["Error"] == "States.Timeout", done
     late = api.answer(token, "success", {"output": 1})
-    assert late.status_code == 409 and "timed out: States.Timeout" in late.json()["error"], (
-        late.text
-    )
+    # the execution went on (Catch) and ended: its status says so first
+    assert late.status_code == 409, late.text
+    assert f"execution '{execution_id}' already ended (SUCCEEDED)" in late.json()["error"]
 
 
 def test_tokens_areTheOwnersOnly_andCannotBeMadeUp(api: Api, cluster_config: ClusterConfig) -> None:
@@ -172,3 +172,13 @@ def test_tokens_areTheOwnersOnly_andCannotBeMadeUp(api: Api, cluster_config: Clu
     # none of that touched the wait: the owner's answer still works
     assert api.answer(token, "success", {"output": "ok"}).status_code == 200
     assert api.wait(execution_id, 20)["status"] == "SUCCEEDED"
+
+
+def test_anAnswerToAStoppedExecution_isRefused_withItsStatus(api: Api) -> None:
+    execution_id = api.start(body())
+    token = api.token(execution_id)
+    stopped = api.call("POST", f"/v1/executions/{execution_id}/stop")
+    assert stopped.status_code == 200, stopped.text
+    refused = api.answer(token, "success", {"output": 1})
+    assert refused.status_code == 409 and "ABORTED" in refused.json()["error"], refused.text
+    assert api.status(execution_id)["status"] == "ABORTED"

@@ -699,9 +699,9 @@ def test_aStateWaitingForACallback_showsItsToken_andSendSuccessEndsIt(
     assert token.count(".") == 1 and len(token) > 40
     panel.get_by_test_id("send-success").click()
     dialog = page.get_by_test_id("success-dialog")
-    set_editor_text(page, '{"approved": tru', dialog.locator(".cm-editor"))
+    set_editor_text(page, '{"approved": tru', dialog.get_by_test_id("editor"))
     expect(dialog.get_by_test_id("callback-send")).to_be_disabled()
-    set_editor_text(page, '{"approved": true}', dialog.locator(".cm-editor"))
+    set_editor_text(page, '{"approved": true}', dialog.get_by_test_id("editor"))
     dialog.get_by_test_id("callback-send").click()
     wait_status(page, "SUCCEEDED")
     assert alice.client.execution(execution_id).output == {"order": 9, "answer": {"approved": True}}

@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -138,6 +139,72 @@ def test_killHost_killsEveryProcessOfThatHostOnly_thenUpBringsItBack(
     again = cluster.status()
     assert all(s.healthy and s.pid for s in again.host("host-2").services)
     assert {name: pid for name, pid in survivors.items() if not _alive(pid)} == {}
+
+
+def _history(cluster: MultiHostCluster, execution_id: str) -> list[dict[str, Any]]:
+    answer = requests.get(
+        f"{cluster.gateway_url}/v1/executions/{execution_id}/history",
+        headers={"Authorization": f"Bearer {cluster.admin_token}"},
+        params={"limit": 1000},
+        timeout=30,
+    )
+    return list(answer.json().get("events", [])) if answer.status_code == 200 else []
+
+
+@pytest.mark.timeout(600)
+def test_callbackWaits_outliveTheirHost_answersBeforeAndAfterTheReplayLand(
+    cluster: MultiHostCluster,
+) -> None:
+    """Issue 23: waits for task tokens parked on a host that is then killed are taken over by
+    the other host (replayed from Kafka, registered again in Cassandra); an answer sent while
+    the host is dead, and one sent after the takeover, both end their executions."""
+    admin = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=120)
+    admin.deploy(APPS / "callbacks", backend="process")
+    deadline = time.monotonic() + 60
+    while not all(
+        any(box.app == "callbacks" and box.pids for box in cluster.status().host(h).sandboxes)
+        for h in ("host-1", "host-2")
+    ):
+        assert time.monotonic() < deadline, "callbacks does not run on both hosts"
+        time.sleep(0.5)
+    body = {"sleep_s": 0, "timeout_s": 300, "heartbeat_s": 200}
+    ids = [admin.invoke("callbacks", body, wait=False).execution_id for _ in range(6)]
+    waits: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + 60
+    while len(waits) < len(ids):
+        assert time.monotonic() < deadline, f"only {len(waits)} of {len(ids)} waits recorded"
+        for execution_id in set(ids) - set(waits):
+            submitted = [e for e in _history(cluster, execution_id) if e["type"] == "TaskSubmitted"]
+            if submitted:
+                waits[execution_id] = submitted[0]
+        time.sleep(0.5)
+    on_host2 = [i for i in ids if waits[i]["host"] == "host-2"]
+    assert on_host2, f"no wait was parked on host-2: {[w['host'] for w in waits.values()]}"
+    # the fault: every process of host-2, its Redis (and the parked timers in it) included
+    killed = cluster.kill_host("host-2")
+    assert killed, "kill-host killed nothing"
+    early, late = on_host2[: len(on_host2) // 2 + 1], on_host2[len(on_host2) // 2 + 1 :]
+    for execution_id in early:  # answered while its host is dead: no timer to move anywhere
+        admin.send_task_success(waits[execution_id]["task_token"], {"sent": "early"})
+    time.sleep(10)  # host-1 takes host-2's partitions over and re-registers the waits
+    for execution_id in [*late, *(set(ids) - set(on_host2))]:
+        admin.send_task_success(waits[execution_id]["task_token"], {"sent": "late"})
+    ended: dict[str, Any] = {}
+    deadline = time.monotonic() + 90
+    while len(ended) < len(ids):
+        assert time.monotonic() < deadline, f"not ended: {set(ids) - set(ended)}"
+        for execution_id in set(ids) - set(ended):
+            doc = admin.execution(execution_id)
+            if doc.status != "RUNNING":
+                ended[execution_id] = doc
+        time.sleep(0.5)
+    for execution_id, doc in ended.items():
+        sent = "early" if execution_id in early else "late"
+        assert doc.status == "SUCCEEDED", doc
+        assert doc.output["done"]["answer"] == {"sent": sent}, doc
+    assert all(s.healthy for s in cluster.status().host("host-1").services)
+    cluster.up()  # host-2 back for the tests after this one
+    admin.undeploy("callbacks")
 
 
 @pytest.mark.timeout(120)

@@ -323,7 +323,7 @@ class _Emulation:
             elif isinstance(action, TimerCall):
                 self.later(now, float(action.delay_s), action.token, None)
             elif isinstance(action, AwaitCallback):
-                self.later(now, *_unanswered(action))
+                self.later(now, *_unanswered(action, self.options.skip_waits))
             else:
                 raise TypeError(f"the engine returned an unknown action {action!r}")
         return None
@@ -462,7 +462,7 @@ class _Emulation:
         )
 
 
-def _unanswered(wait: AwaitCallback) -> tuple[float, str, dict[str, str]]:
+def _unanswered(wait: AwaitCallback, at_once: bool) -> tuple[float, str, dict[str, str]]:
     """When and how an unmocked callback task's wait ends in the emulator, where nobody
     holds its token: at its TimeoutSeconds, or its HeartbeatSeconds if sooner."""
     left = wait.timeout_at_ms / 1000 - time.time()
@@ -470,10 +470,11 @@ def _unanswered(wait: AwaitCallback) -> tuple[float, str, dict[str, str]]:
         error, delay, what = "States.HeartbeatTimeout", wait.heartbeat_ms / 1000, "HeartbeatSeconds"
     else:
         error, delay, what = "States.Timeout", left, "TimeoutSeconds"
+    when = "now (--no-wait)" if at_once else f"in {max(0.0, delay):.0f} s"
     print(
         f"a callback task waits for its token ({wait.task_token[:24]}...): nothing sends one in"
-        f" the emulator, so it ends with {error} in {max(0.0, delay):.0f} s; mock the state to"
-        " give the callback's outcome",
+        f" the emulator, so it ends with {error} {when}; mock the state to give the callback's"
+        " outcome",
         file=sys.stderr,
     )
     cause = f"no callback within its {what} (emulator: mock the state to answer it)"

@@ -5,6 +5,7 @@ renderer. Lines are Rich markup with every user-provided text escaped."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from rich.markup import escape
@@ -24,7 +25,7 @@ _DETAILS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
     "TaskSubmitted": (
         ("output", "out"),
         ("task_token", "token"),
-        ("timeout_at", "timeout at ms"),
+        ("timeout_at", "times out at"),
         ("heartbeat_s", "heartbeat s"),
     ),
     "RetryScheduled": (("error", "error"), ("delay_s", "in s"), ("retry", "retry")),
@@ -95,6 +96,11 @@ def _details(event: dict[str, Any], keys: tuple[tuple[str, str], ...]) -> str:
     for key, label in keys:
         if event.get(key) is not None:
             value = event[key]
-            shown = short(value) if key in ("input", "output") else escape(str(value))
+            if key in ("input", "output"):
+                shown = short(value)
+            elif key == "timeout_at" and isinstance(value, int):  # epoch ms
+                shown = datetime.fromtimestamp(value / 1000, UTC).isoformat(timespec="seconds")
+            else:
+                shown = escape(str(value))
             parts.append(f"[dim]{label}[/dim] {shown}")
     return "  ".join(parts)

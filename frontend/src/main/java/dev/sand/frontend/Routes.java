@@ -93,7 +93,7 @@ final class Routes extends Handler.Abstract {
     this.metrics = metrics;
     this.metricsRoute = new MetricsRoute(metrics, auth, secret);
     this.cluster = new ClusterRoute(hosts);
-    this.tasks = new TaskCallbacks(hosts, java.time.Clock.systemUTC());
+    this.tasks = new TaskCallbacks(hosts, java.time.Clock.systemUTC(), control::find);
   }
 
   @Override

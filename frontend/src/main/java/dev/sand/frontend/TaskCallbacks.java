@@ -6,6 +6,7 @@ import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
+import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.TaskCallbackRoutes;
 import dev.sand.contracts.TaskOutcomes;
 import dev.sand.contracts.TaskToken;
@@ -50,12 +51,20 @@ final class TaskCallbacks {
           HttpStatus.CONFLICT_409,
           HttpStatus.SERVICE_UNAVAILABLE_503);
 
+  /** An execution's document as the caller may see it ({@link ExecutionControl#find}). */
+  @FunctionalInterface
+  interface Executions {
+    ResultDocument find(String id, Caller caller) throws Refused;
+  }
+
   private final HostLinks hosts;
   private final Clock clock;
+  private final Executions executions;
 
-  TaskCallbacks(HostLinks hosts, Clock clock) {
+  TaskCallbacks(HostLinks hosts, Clock clock, Executions executions) {
     this.hosts = hosts;
     this.clock = clock;
+    this.executions = executions;
   }
 
   /** What to ask an agent: its internal route and the JSON body. */
@@ -76,6 +85,9 @@ final class TaskCallbacks {
       TaskToken claims = claims(token);
       byte[] body = read(request, limit(claims.app()));
       Forward forward = forward(token, action, body);
+      if (TaskCallbackRoutes.COMPLETE.equals(forward.path())) {
+        refuseIfEnded(claims, caller);
+      }
       JsonNode answer = call(forward, caller);
       if (TaskCallbackRoutes.COMPLETE.equals(forward.path())) {
         nudge(answer, claims);
@@ -93,6 +105,29 @@ final class TaskCallbacks {
           Map.of("status", answer.path("status").asText(TaskWaitStatus.WAITING.name())));
     } catch (Refused e) {
       JsonHttp.error(response, callback, e.status, e.getMessage());
+    }
+  }
+
+  /**
+   * 409 when the token's execution has ended (stopped, say): its status document says so at once,
+   * while its record in Cassandra follows later. An execution the caller may not see is left to the
+   * agent, which answers 403 for another user's token.
+   */
+  private void refuseIfEnded(TaskToken claims, Caller caller) throws Refused {
+    ResultDocument doc;
+    try {
+      doc = executions.find(claims.executionId(), caller);
+    } catch (Refused e) {
+      return;
+    }
+    if (doc.finished()) {
+      throw new Refused(
+          HttpStatus.CONFLICT_409,
+          "execution '"
+              + claims.executionId()
+              + "' already ended ("
+              + doc.status()
+              + "): its task no longer waits");
     }
   }
 

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.redis.RedisServer;
 import dev.sand.contracts.Keys;
+import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.TaskToken;
 import dev.sand.contracts.TaskTokens;
 import java.io.InputStream;
@@ -147,6 +148,26 @@ class TaskCallbacksRouteTest {
                 + TOKEN
                 + "\",\"status\":\"SUCCEEDED\",\"outcome\":{\"output\":{\"ok\":1}}}");
     assertThat(timerScore()).isBetween((double) before, (double) System.currentTimeMillis());
+  }
+
+  /**
+   * An answer to an execution whose status document says it ended (a stop, whose record reaches
+   * Cassandra later) is refused here with its status; the agent is not asked, nothing is nudged.
+   */
+  @Test
+  void success_executionEnded_409WithItsStatus() throws Exception {
+    start(200, "{\"status\":\"SUCCEEDED\",\"host\":\"host-1\",\"member\":\"AQID\"}");
+    ResultDocument failed = ResultDocument.failed("exec-1", "hello", "main", 1, "E", "c");
+    bus.set(Keys.result("exec-1"), failed.toBytes(), null);
+
+    HttpResponse<String> response =
+        post("/v1/tasks/" + TOKEN + "/success", "{\"output\": 1}", FrontendTest.BEARER);
+
+    assertThat(response.statusCode()).isEqualTo(409);
+    assertThat(json(response).get("error").asText())
+        .isEqualTo("execution 'exec-1' already ended (FAILED): its task no longer waits");
+    assertThat(received.get()).isNull();
+    assertThat(timerScore()).isEqualTo(FAR);
   }
 
   /** A host this frontend does not know is skipped: the timer fires at its deadline. */
