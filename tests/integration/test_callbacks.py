@@ -18,6 +18,7 @@ from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
+from .public_api import PublicApi
 from .tenants import make_tenant
 
 pytestmark = pytest.mark.integration
@@ -25,33 +26,11 @@ pytestmark = pytest.mark.integration
 APP = Path(__file__).resolve().parent / "apps" / "callbacks"
 
 
-class Api:
-    def __init__(self, base: str, token: str) -> None:
-        self.base = base
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        return self.session.request(method, self.base + path, timeout=60, **kwargs)
+class Api(PublicApi):
+    """The callbacks app's executions, and the answers to their tasks."""
 
     def start(self, body: dict[str, Any]) -> str:
-        answer = self.call("POST", "/v1/apps/callbacks/invoke", params={"mode": "async"}, json=body)
-        assert answer.status_code == 202, answer.text
-        return str(answer.json()["execution_id"])
-
-    def status(self, execution_id: str) -> dict[str, Any]:
-        answer = self.call("GET", f"/v1/executions/{execution_id}")
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    def wait(self, execution_id: str, timeout_s: float = 60) -> dict[str, Any]:
-        give_up = time.monotonic() + timeout_s
-        while time.monotonic() < give_up:
-            doc = self.status(execution_id)
-            if doc["status"] != "RUNNING":
-                return doc
-            time.sleep(0.2)
-        raise AssertionError(f"execution {execution_id} still RUNNING after {timeout_s} s")
+        return self.start_async(body)
 
     def token(self, execution_id: str, timeout_s: float = 30) -> str:
         """The task token the grain printed for ``execution_id``."""
@@ -74,7 +53,7 @@ def api(cluster: Supervisor, cluster_config: ClusterConfig) -> Iterator[Api]:
     client = SandClient(cluster_config.gateway_url, token=token, timeout_s=120)
     client.deploy(APP, backend="process")
     try:
-        yield Api(cluster_config.gateway_url, token)
+        yield Api(cluster_config.gateway_url, token, "callbacks")
     finally:
         client.undeploy("callbacks")
 
@@ -156,7 +135,7 @@ def test_tokens_areTheOwnersOnly_andCannotBeMadeUp(api: Api, cluster_config: Clu
     token = api.token(execution_id)
     admin = SandClient(cluster_config.gateway_url, token=admin_token(cluster_config), timeout_s=60)
     stranger = make_tenant(admin, cluster_config, "cb")
-    other = Api(cluster_config.gateway_url, stranger.token)
+    other = Api(cluster_config.gateway_url, stranger.token, "callbacks")
     refused = other.answer(token, "success", {"output": "mine"})
     assert refused.status_code == 403, refused.text
     payload, mac = token.split(".")

@@ -4,6 +4,7 @@ a failed execution is redriven from the state that failed, keeping what succeede
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -14,50 +15,25 @@ from typing import Any
 import pytest
 import redis
 import requests
+from click.testing import CliRunner, Result
+from sand.cli import cli
 from sand.client import SandClient
 from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
+
+from .public_api import PublicApi
 
 pytestmark = pytest.mark.integration
 
 STEER = Path(__file__).resolve().parent / "apps" / "steer"
 
 
-class Api:
-    """The public HTTP API as a client sees it (status codes and bodies, nothing hidden)."""
-
-    def __init__(self, base: str, token: str) -> None:
-        self.base = base
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
-
-    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        return self.session.request(method, self.base + path, timeout=120, **kwargs)
+class Api(PublicApi):
+    """The steer app's executions."""
 
     def start(self, workflow: str, body: Any) -> str:
-        answer = self.call(
-            "POST",
-            "/v1/apps/steer/invoke",
-            params={"mode": "async", "workflow": workflow},
-            json=body,
-        )
-        assert answer.status_code == 202, answer.text
-        return str(answer.json()["execution_id"])
-
-    def status(self, execution_id: str) -> dict[str, Any]:
-        answer = self.call("GET", f"/v1/executions/{execution_id}")
-        assert answer.status_code == 200, answer.text
-        return dict(answer.json())
-
-    def wait(self, execution_id: str, timeout_s: float = 60) -> dict[str, Any]:
-        give_up = time.monotonic() + timeout_s
-        while time.monotonic() < give_up:
-            doc = self.status(execution_id)
-            if doc["status"] != "RUNNING":
-                return doc
-            time.sleep(0.2)
-        raise AssertionError(f"execution {execution_id} still RUNNING after {timeout_s} s")
+        return self.start_async(body, workflow)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +42,7 @@ def api(cluster: Supervisor, cluster_config: ClusterConfig) -> Iterator[Api]:
     client = SandClient(cluster_config.gateway_url, token=token, timeout_s=120)
     client.deploy(STEER, backend="process")
     try:
-        yield Api(cluster_config.gateway_url, token)
+        yield Api(cluster_config.gateway_url, token, "steer")
     finally:
         client.undeploy("steer")
 
@@ -207,6 +183,40 @@ def test_redrive_resumesAtTheFailedState_keepingWhatSucceeded(api: Api) -> None:
     assert (redrive["from_state"], redrive["redrive_count"]) == ("Flaky", 1)
     succeeded = api.call("POST", f"/v1/executions/{execution_id}/redrive")
     assert succeeded.status_code == 409 and "SUCCEEDED" in succeeded.json()["error"]
+
+
+def test_replay_ofAFailedExecution_runsHereAsRecorded(api: Api) -> None:
+    """Issue 23: `sand replay` fetches a failed execution's history from the cluster and runs
+    the local app on it: answered as recorded (no difference), with the failing grain run here
+    (its code is the same: still no difference), and from the failed state on."""
+    execution_id = api.start("redrive", {"order": 9})
+    assert api.wait(execution_id)["status"] == "FAILED"
+
+    def recorded() -> bool:
+        answer = api.call("GET", f"/v1/executions/{execution_id}/history")
+        return answer.status_code == 200 and any(
+            e["type"] == "ExecutionFailed" for e in answer.json()["events"]
+        )
+
+    _until(recorded)
+    env = {"SAND_TOKEN": api.bearer, "SAND_URL": api.base}
+
+    def replay(*args: str) -> Result:
+        return CliRunner(mix_stderr=False).invoke(
+            cli, ["replay", execution_id, "--app", str(STEER), *args], env=env
+        )
+
+    same = replay()
+    assert same.exit_code == 0, (same.stdout, same.stderr)
+    assert "recorded: FAILED RuntimeError: the first run always fails" in same.stdout
+    assert "local:    FAILED RuntimeError: the first run always fails" in same.stdout
+    assert "no difference" in same.stdout
+    here = replay("--grain", "flaky")
+    assert here.exit_code == 0, (here.stdout, here.stderr)
+    assert "ran here: Flaky (grain 'flaky' runs here, as asked)" in here.stderr
+    started = replay("--from", "Flaky", "--grain", "flaky", "--json")
+    assert started.exit_code == 0, (started.stdout, started.stderr)
+    assert json.loads(started.stdout)["local_status"] == "FAILED"
 
 
 def test_redrive_restoresTheVariablesOfTheFailedState(api: Api) -> None:

@@ -60,7 +60,15 @@ from sand.grain.context import grain_logger
 from sand.grain.pool import DEFAULT_GRACE_S, Ended, Pool
 from sand.grain.result import GrainResult, Invocation
 from sand.grain.runner import Handler, fork_invocation, load_grain
-from sand.mocks import MockedReturn, Mocker, MockFile, MockOutcome, TestCase, load_mocks
+from sand.mocks import (
+    CallAnswers,
+    MockedReturn,
+    Mocker,
+    MockFile,
+    MockOutcome,
+    TestCase,
+    load_mocks,
+)
 
 Status = Literal["SUCCEEDED", "FAILED"]
 # The longest the loop sleeps with grains running and no timer pending (the pool
@@ -169,7 +177,7 @@ def run_emulation(
     *,
     options: EmulationOptions,
     data: MemoryDataServer | None = None,
-    mocker: Mocker | None = None,
+    mocker: CallAnswers | None = None,
     engine: Engine | None = None,
     begin: Callable[[], list[Any]] | None = None,
 ) -> tuple[EmulationResult, history.Recorder]:
@@ -247,7 +255,7 @@ class _Emulation:
         handlers: dict[str, Handler],
         stores: dict[Scope, DataStore],
         options: EmulationOptions,
-        mocker: Mocker | None = None,
+        mocker: CallAnswers | None = None,
         engine: Engine | None = None,
     ) -> None:
         self.app = app
@@ -353,7 +361,7 @@ class _Emulation:
         as a grain's end would."""
         if self.mocker is None:
             return False
-        answer = self.mocker.answer(decode_token(call.token).state, call.grain)
+        answer = self.mocker.answer_call(call)
         if answer is None:
             return False
         response, outcome = answer

@@ -37,11 +37,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
+from sand_workflows.actions import TaskCall
 from sand_workflows.model import GrainState, TaskState, Workflow, WorkflowKind
 from sand_workflows.parsing import load_json, load_yaml
+from sand_workflows.tokens import decode_token
 
 from sand.suggest import did_you_mean
 
@@ -148,6 +150,13 @@ class MockFile:
         return case
 
 
+class CallAnswers(Protocol):
+    """What the emulator asks before it runs a task call: a response name and the outcome to
+    report instead of running it, or None to run the grain for real."""
+
+    def answer_call(self, call: TaskCall) -> tuple[str, MockOutcome] | None: ...
+
+
 class Mocker:
     """Answers the task calls of one execution from a test case; counts calls per key.
 
@@ -164,6 +173,10 @@ class Mocker:
         if state is not None and state in self.case.responses:
             return state
         return grain if grain in self.case.responses else None
+
+    def answer_call(self, call: TaskCall) -> tuple[str, MockOutcome] | None:
+        """:meth:`answer` for the call's state and grain."""
+        return self.answer(decode_token(call.token).state, call.grain)
 
     def answer(self, state: str | None, grain: str) -> tuple[str, MockOutcome] | None:
         """The response name and outcome of the next call of ``grain`` from ``state``, or

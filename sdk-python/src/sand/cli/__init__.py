@@ -44,6 +44,7 @@ def _register() -> None:
         cluster_cmds,
         dev_cmds,
         exec_cmds,
+        replay_cmds,
         scaffold_cmds,
         state_cmds,
         task_cmds,
@@ -57,6 +58,7 @@ def _register() -> None:
         state_cmds,
         exec_cmds,
         task_cmds,
+        replay_cmds,
         scaffold_cmds,
     )
     for module in modules:
