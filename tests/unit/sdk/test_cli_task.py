@@ -159,6 +159,11 @@ def test_executionShow_ofAWaitingTask_printsItsTokenWhole(shop: FakeSand) -> Non
     result = CliRunner(mix_stderr=False).invoke(cli, ["execution", "show", waiting], env=env)
     assert result.exit_code == 0, result.stderr
     submitted = next(line for line in result.stdout.splitlines() if "TaskSubmitted" in line)
-    for part in (f"token {TOKEN}", "times out at 1970-01-01T00:01:30+00:00", "heartbeat s 60", '{"sent_to":"ops"}'):
+    for part in (
+        f"token {TOKEN}",
+        "times out at 1970-01-01T00:01:30+00:00",
+        "heartbeat s 60",
+        '{"sent_to":"ops"}',
+    ):
         assert part in submitted, (part, submitted)
     assert "TaskTimedOut States.Timeout: no answer in 89 s" in result.stdout
