@@ -34,8 +34,9 @@ unit: setup
 	$(VENV)/bin/pytest -q -m "not integration and not faults" tests
 	cd frontend/ui && npm test --silent
 
+# --durations: the slowest 15 tests at the end of the run (issue 27: where the time goes)
 integration: setup
-	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration tests
+	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration --durations=15 tests
 
 test: lint java-test unit integration
 

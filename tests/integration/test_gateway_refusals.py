@@ -246,3 +246,17 @@ def test_slowClients_holdNoFrontend_areCutOffAfterTheirTimeout(
     assert all(e == b"" for e in header_endings)
     assert took < 30
     assert _ordinary(tenant.client, small_app, 3) == []  # and serves normally afterwards
+
+
+def test_aRequestLineOverTheGatewaysLimit_is414Json_not500(
+    cluster: Supervisor, cluster_config: ClusterConfig
+) -> None:
+    """nginx answered its own 500 page for a request line over its 8 KiB header buffers (a
+    named error location cannot take an unparsed request; the API fuzzer found it with a long
+    task token). It is a JSON 414 now, and the next request is served."""
+    long_path = "/v1/tasks/" + "%C3%B7" * 3000 + "/success"
+    for method in ("GET", "POST"):
+        answer = requests.request(method, cluster_config.gateway_url + long_path, timeout=30)
+        assert answer.status_code == 414, answer.text
+        assert "request line too long" in answer.json()["error"]
+    assert requests.get(cluster_config.gateway_url + "/health", timeout=30).status_code == 200

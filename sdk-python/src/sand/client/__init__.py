@@ -29,6 +29,7 @@ from sand.client.errors import (
     ServiceUnavailable,
     Unauthorized,
     Unreachable,
+    UriTooLong,
     error_class,
 )
 from sand.client.gateway import SandClient, pack_app
@@ -78,6 +79,7 @@ __all__ = [
     "TokenInfo",
     "Unauthorized",
     "Unreachable",
+    "UriTooLong",
     "User",
     "error_class",
     "pack_app",

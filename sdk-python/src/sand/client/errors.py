@@ -71,6 +71,10 @@ class PayloadTooLarge(ClientError):
     """413: the body is over the limit."""
 
 
+class UriTooLong(ClientError):
+    """414: the request line is over the gateway's limit (a path parameter far too long)."""
+
+
 class Busy(ClientError):
     """429: every host that runs the application is at its admission bound (decision 0023);
     nothing was queued. ``retry_after_s``: how long to wait before trying again (the
@@ -113,6 +117,7 @@ STATUS_ERRORS: dict[int, type[SandApiError]] = {
     405: MethodNotAllowed,
     409: Conflict,
     413: PayloadTooLarge,
+    414: UriTooLong,
     429: Busy,
     500: ServerError,
     502: BadGateway,
