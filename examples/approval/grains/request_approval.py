@@ -7,7 +7,7 @@ def handle(event, context):
     # An approver's tool would list the pending approvals from the global data layer.
     context.data.put(f"approvals/{event['order_id']}", {"token": token, "amount": event["amount"]})
     context.logger.warning(
-        "order %s (%s) needs an approval: sand task success %s --output '{\"approved\": true}'",
+        "order %s (%s) needs an approval: sand task success %s --output '{\"approved\": true, \"by\": \"you\"}'",
         event["order_id"],
         event["amount"],
         token,

@@ -276,7 +276,7 @@ class _Emulation:
         self.running: dict[int, _Running] = {}  # by pid
         # (due, sequence, token, outcome): the sequence keeps equal dues in order; outcome is
         # None for a Wait's or Retry's timer, else the end of a callback task's wait.
-        self.timers: list[tuple[float, int, str, dict[str, str] | None]] = []
+        self.timers: list[tuple[float, int, str, dict[str, Any] | None]] = []
         self.sequence = 0
         self.history = history.Recorder(on_event=options.trace, host="emulator")
         self.t0 = time.monotonic()
@@ -331,12 +331,16 @@ class _Emulation:
             elif isinstance(action, TimerCall):
                 self.later(now, float(action.delay_s), action.token, None)
             elif isinstance(action, AwaitCallback):
-                self.later(now, *_unanswered(action, self.options.skip_waits))
+                sent = None if self.mocker is None else self.mocker.answer_wait(action)
+                if sent is not None:
+                    self.later(now, 0.0, action.token, sent)
+                else:
+                    self.later(now, *_unanswered(action, self.options.skip_waits))
             else:
                 raise TypeError(f"the engine returned an unknown action {action!r}")
         return None
 
-    def later(self, now: float, delay: float, token: str, outcome: dict[str, str] | None) -> None:
+    def later(self, now: float, delay: float, token: str, outcome: dict[str, Any] | None) -> None:
         delay = 0.0 if self.options.skip_waits else max(0.0, delay)
         self.sequence += 1
         heapq.heappush(self.timers, (now + delay, self.sequence, token, outcome))

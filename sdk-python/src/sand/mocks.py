@@ -40,7 +40,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 import yaml
-from sand_workflows.actions import TaskCall
+from sand_workflows.actions import AwaitCallback, TaskCall
 from sand_workflows.model import GrainState, TaskState, Workflow, WorkflowKind
 from sand_workflows.parsing import load_json, load_yaml
 from sand_workflows.tokens import decode_token
@@ -156,6 +156,11 @@ class CallAnswers(Protocol):
 
     def answer_call(self, call: TaskCall) -> tuple[str, MockOutcome] | None: ...
 
+    def answer_wait(self, wait: AwaitCallback) -> dict[str, Any] | None:
+        """The outcome a callback task's wait ends with once its grain ran here (``{"output"}``
+        or ``{"error", "cause"}``), or None: nobody answers, it times out."""
+        ...
+
 
 class Mocker:
     """Answers the task calls of one execution from a test case; counts calls per key.
@@ -177,6 +182,11 @@ class Mocker:
     def answer_call(self, call: TaskCall) -> tuple[str, MockOutcome] | None:
         """:meth:`answer` for the call's state and grain."""
         return self.answer(decode_token(call.token).state, call.grain)
+
+    def answer_wait(self, wait: AwaitCallback) -> dict[str, Any] | None:
+        """None: a mocked callback task never runs its grain, so an unmocked one's wait is
+        answered by nobody."""
+        return None
 
     def answer(self, state: str | None, grain: str) -> tuple[str, MockOutcome] | None:
         """The response name and outcome of the next call of ``grain`` from ``state``, or

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from sand_workflows import history
-from sand_workflows.engine import Engine, InMemoryStore, Redrive, TaskCall, TaskTokenMinter
+from sand_workflows.engine import (
+    AwaitCallback,
+    Engine,
+    InMemoryStore,
+    Redrive,
+    TaskCall,
+    TaskTokenMinter,
+)
 from sand_workflows.model import TaskState, WorkflowKind
 from sand_workflows.tokens import decode_token
 
@@ -145,6 +152,19 @@ class RecordedAnswers:
             self.ran_here.append(f"{where} call {rank + 1} (grain '{call.grain}': {why})")
             return None
         return RECORDED, outcome
+
+    def answer_wait(self, wait: AwaitCallback) -> dict[str, Any] | None:
+        """A callback task whose grain ran here waits for what was sent on the cluster."""
+        token = decode_token(wait.token)
+        key = (history.path_of(token.lineage), token.state)
+        recorded = self._calls.get(key, ())
+        rank = self._seen[key] - 1  # the call whose grain just returned
+        outcome = recorded[rank] if 0 <= rank < len(recorded) else None
+        if isinstance(outcome, MockedReturn):
+            return {"output": outcome.output}
+        if isinstance(outcome, MockedThrow):
+            return {"error": outcome.error, "cause": outcome.cause}
+        return None
 
 
 @dataclass(frozen=True, slots=True)

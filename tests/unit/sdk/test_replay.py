@@ -15,7 +15,7 @@ from sand.cli import cli
 from sand.emulator import EmulationResult, emulate
 from sand.replay import Recording, ReplayError, replay
 
-from .conftest import AppFactory, Seeded
+from .conftest import EXAMPLES, AppFactory, Seeded
 
 APP = """\
 name: shop
@@ -233,3 +233,19 @@ def test_replayCommand_fetchesTheHistory_printsTheFirstDifference_exit1(
     assert wrong.exit_code == 2 and "--from Nowhere: not a top-level state" in wrong.stderr
     unknown = CliRunner(mix_stderr=False).invoke(cli, ["replay", "f" * 32], env=env)
     assert unknown.exit_code == 2 and "f" * 32 in unknown.stderr
+
+
+@pytest.mark.timeout(60)
+def test_aCallbackTaskWhoseGrainRunsHere_waitsForTheRecordedAnswer() -> None:
+    """examples/approval: recorded with the approval answered (a mock stands for the person);
+    replayed with its grain run here, the wait ends with the answer sent on the "cluster"."""
+    root = EXAMPLES / "approval"
+    case = json.loads((root / "mocks-expected.json").read_text())["Approved"]
+    recorded = emulate(root, case["input"], mocks=root / "mocks.yaml", case="Approved")
+    document = {"execution_id": recorded.execution_id, "app": "approval", "workflow": "main"}
+    recording = Recording.of(document, [dict(e) for e in recorded.steps], truncated=False)
+    result = replay(root, recording, grains=["request-approval"])
+    assert result.local.output == case["result"]
+    assert result.difference is None
+    submitted = [e for e in result.local.steps if e["type"] == "TaskSubmitted"]
+    assert len(submitted) == 1, "the grain ran here and handed out a token"
