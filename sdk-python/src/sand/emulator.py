@@ -67,6 +67,7 @@ from sand.mocks import (
     MockFile,
     MockOutcome,
     TestCase,
+    callback_outcome,
     load_mocks,
 )
 
@@ -412,12 +413,7 @@ class _Emulation:
             call, outcome = self.answered.popleft()
             if decode_token(call.token).callback is not None:
                 # a mocked callback task: its mock is the outcome sent with its token
-                sent = (
-                    {"output": outcome.output}
-                    if isinstance(outcome, MockedReturn)
-                    else {"error": outcome.error, "cause": outcome.cause}
-                )
-                actions.extend(self.engine.callback_ended(call.token, sent))
+                actions.extend(self.engine.callback_ended(call.token, callback_outcome(outcome)))
             elif isinstance(outcome, MockedReturn):
                 actions.extend(self.engine.task_succeeded(call.token, outcome.output))
             else:

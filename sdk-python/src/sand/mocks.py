@@ -84,6 +84,14 @@ class MockedThrow:
 MockOutcome = MockedReturn | MockedThrow
 
 
+def callback_outcome(outcome: MockOutcome) -> dict[str, Any]:
+    """``outcome`` as the end of a callback task's wait (``Engine.callback_ended``): what was
+    sent with its token."""
+    if isinstance(outcome, MockedReturn):
+        return {"output": outcome.output}
+    return {"error": outcome.error, "cause": outcome.cause}
+
+
 @dataclass(frozen=True, slots=True)
 class MockedEntry:
     """The outcome of calls ``first`` to ``last`` (0-based, both included)."""

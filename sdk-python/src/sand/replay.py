@@ -39,7 +39,7 @@ from sand_workflows.tokens import decode_token
 
 from sand.app import load_app
 from sand.emulator import EmulationOptions, EmulationResult, run_emulation
-from sand.mocks import MockedReturn, MockedThrow, MockOutcome
+from sand.mocks import MockedReturn, MockedThrow, MockOutcome, callback_outcome
 from sand.suggest import did_you_mean
 
 # What a task answered on the cluster (its end event), in the emulator's mock terms.
@@ -160,11 +160,7 @@ class RecordedAnswers:
         recorded = self._calls.get(key, ())
         rank = self._seen[key] - 1  # the call whose grain just returned
         outcome = recorded[rank] if 0 <= rank < len(recorded) else None
-        if isinstance(outcome, MockedReturn):
-            return {"output": outcome.output}
-        if isinstance(outcome, MockedThrow):
-            return {"error": outcome.error, "cause": outcome.cause}
-        return None
+        return None if outcome is None else callback_outcome(outcome)
 
 
 @dataclass(frozen=True, slots=True)

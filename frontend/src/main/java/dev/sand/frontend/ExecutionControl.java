@@ -17,7 +17,6 @@ import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Topics;
 import dev.sand.contracts.contractsConstants;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -27,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -389,32 +387,16 @@ final class ExecutionControl {
 
   /** The optional JSON object body of a stop; 400 when it is something else. */
   private static JsonNode body(Request request) throws Refused {
-    byte[] raw;
-    try (InputStream in = Content.Source.asInputStream(request)) {
-      raw = in.readNBytes(MAX_BODY_BYTES + 1);
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "cannot read the request body: " + e);
-    }
-    if (raw.length > MAX_BODY_BYTES) {
-      throw new Refused(
-          HttpStatus.PAYLOAD_TOO_LARGE_413,
-          "the body of a stop is at most " + MAX_BODY_BYTES + " bytes");
-    }
-    if (new String(raw, StandardCharsets.UTF_8).isBlank()) {
+    byte[] raw =
+        RequestBodies.read(
+            request,
+            MAX_BODY_BYTES,
+            length -> "the body of a stop is at most " + MAX_BODY_BYTES + " bytes");
+    if (RequestBodies.blank(raw)) {
       return JsonHttp.MAPPER.createObjectNode();
     }
-    JsonNode body;
-    try {
-      body = JsonHttp.MAPPER.readTree(raw);
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "request body is not JSON: " + e.getMessage());
-    }
-    if (body == null || !body.isObject()) {
-      throw new Refused(
-          HttpStatus.BAD_REQUEST_400,
-          "the body of a stop must be a JSON object with optional \"error\" and \"cause\"");
-    }
-    return body;
+    return RequestBodies.object(
+        raw, "the body of a stop must be a JSON object with optional \"error\" and \"cause\"");
   }
 
   private static String text(JsonNode body, String field, String fallback) throws Refused {

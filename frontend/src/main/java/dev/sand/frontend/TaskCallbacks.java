@@ -14,14 +14,12 @@ import dev.sand.contracts.TaskTokens;
 import dev.sand.contracts.TaskWaitStatus;
 import io.lettuce.core.ZAddArgs;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.Base64;
 import java.util.Map;
 import java.util.Set;
 import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -83,7 +81,13 @@ final class TaskCallbacks {
       Callback callback) {
     try {
       TaskToken claims = claims(token);
-      byte[] body = read(request, limit(claims.app()));
+      int limit = limit(claims.app());
+      byte[] body =
+          RequestBodies.read(
+              request,
+              limit,
+              length ->
+                  "a callback body is at most " + limit + " bytes for this app, got " + length);
       Forward forward = forward(token, action, body);
       if (TaskCallbackRoutes.COMPLETE.equals(forward.path())) {
         refuseIfEnded(claims, caller);
@@ -155,7 +159,8 @@ final class TaskCallbacks {
         return new Forward(TaskCallbackRoutes.HEARTBEAT, request);
       case "success":
         {
-          JsonNode doc = object(body, "{\"output\": <JSON>}");
+          JsonNode doc =
+              RequestBodies.object(body, "the body must be a JSON object {\"output\": <JSON>}");
           if (!doc.has("output")) {
             throw new Refused(
                 HttpStatus.BAD_REQUEST_400, "output is required (any JSON value, null included)");
@@ -167,7 +172,10 @@ final class TaskCallbacks {
       case "failure":
         {
           JsonNode doc =
-              blank(body) ? request.objectNode() : object(body, "{\"error\", \"cause\"}");
+              RequestBodies.blank(body)
+                  ? request.objectNode()
+                  : RequestBodies.object(
+                      body, "the body must be a JSON object {\"error\", \"cause\"}");
           try {
             request.set("outcome", TaskOutcomes.failed(text(doc, "error"), text(doc, "cause")));
           } catch (IllegalArgumentException e) {
@@ -181,23 +189,6 @@ final class TaskCallbacks {
             HttpStatus.NOT_FOUND_404,
             "no such path: /v1/tasks/{token}/" + action + " (success, failure or heartbeat)");
     }
-  }
-
-  private static boolean blank(byte[] body) {
-    return new String(body, StandardCharsets.UTF_8).isBlank();
-  }
-
-  private static JsonNode object(byte[] body, String shape) throws Refused {
-    JsonNode doc;
-    try {
-      doc = JsonHttp.MAPPER.readTree(body);
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "request body is not JSON: " + e.getMessage());
-    }
-    if (doc == null || !doc.isObject()) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "the body must be a JSON object " + shape);
-    }
-    return doc;
   }
 
   private static String text(JsonNode doc, String field) throws Refused {
@@ -226,28 +217,6 @@ final class TaskCallbacks {
     } catch (LocalBusException | IllegalStateException e) {
       return MAX_BODY_BYTES; // the agent decides whether the app is there
     }
-  }
-
-  private static byte[] read(Request request, int limit) throws Refused {
-    long declared = request.getLength();
-    if (declared > limit) {
-      throw tooLarge(declared, limit);
-    }
-    try (InputStream in = Content.Source.asInputStream(request)) {
-      byte[] body = in.readNBytes(limit + 1);
-      if (body.length > limit) {
-        throw tooLarge(body.length, limit);
-      }
-      return body;
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "cannot read the request body: " + e);
-    }
-  }
-
-  private static Refused tooLarge(long length, int limit) {
-    return new Refused(
-        HttpStatus.PAYLOAD_TOO_LARGE_413,
-        "a callback body is at most " + limit + " bytes for this app, got " + length);
   }
 
   /** The agent's 200 answer; its refusal as it is (400, 403, 409, 503), else 502. */
