@@ -90,6 +90,7 @@ def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
             tmp_path,
             f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 4), _kill_service(cluster, victim))],
+            duration_s=10,
         )
         # nginx sends every new call to the other frontend. A call the dead one had already
         # taken, or one nginx sent on a kept-alive connection to it before noticing, is
@@ -97,8 +98,18 @@ def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
         # only those.
         assert all(why.startswith("502") for why in load.refused), load.refused[:3]
         assert len(load.refused) <= 5, load.refused
-        after = [a for a in load.accepted if a.at > killed_at[0] + 1]
-        assert len(after) >= 40, f"only {len(after)} calls accepted after the kill"
+        # the survivor takes the load: from a second after the kill, calls are accepted at no
+        # less than half the rate of before it (a ratio, not a count: CI machines differ)
+        killed = killed_at[0]
+        times = sorted(a.at for a in load.accepted)
+        before = [t for t in times if t < killed]
+        after = [t for t in times if t > killed + 1]
+        assert len(before) >= 10 and len(after) >= 10, (len(before), len(after))
+        rate_before = len(before) / (killed - before[0])
+        rate_after = len(after) / (after[-1] - (killed + 1))
+        assert rate_after >= rate_before / 2, (
+            f"{rate_after:.1f} calls/s accepted after the kill, {rate_before:.1f} before it"
+        )
         cluster.up()
 
 
