@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
+from datetime import datetime
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +208,59 @@ def test_callbackWaits_outliveTheirHost_answersBeforeAndAfterTheReplayLand(
     assert all(s.healthy for s in cluster.status().host("host-1").services)
     cluster.up()  # host-2 back for the tests after this one
     admin.undeploy("callbacks")
+
+
+@pytest.mark.timeout(600)
+def test_schedule_firesOncePerMinute_acrossBothHosts_aHostKilledAndBack(
+    cluster: MultiHostCluster, tmp_path: Path
+) -> None:
+    """Issue 23: both agents run the app and see each firing of its rate(1 minute) schedule;
+    each firing starts one execution (one name, one id) while both run, while host-2 is dead,
+    and after it came back — consecutive minutes, none missing."""
+    from .kafka_topics import app_with_topic, create_topic
+
+    app, topic = app_with_topic(APPS / "triggers", "ticks", tmp_path)
+    create_topic(cluster.config, topic)  # for its topic trigger
+    admin = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=120)
+    admin.deploy(app, backend="process")
+    name = re.compile(r"^tick-(\d{8}T\d{6}Z)$")
+
+    def ticks() -> dict[str, str]:
+        found: dict[str, str] = {}
+        for e in admin.executions(app="ticks", limit=200).executions:
+            if e.name and name.match(e.name):
+                assert e.name not in found, f"two executions for the firing {e.name}"
+                found[e.name] = e.execution_id
+        return found
+
+    def wait_for(count: int) -> dict[str, str]:
+        deadline = time.monotonic() + 100
+        while len(found := ticks()) < count:
+            assert time.monotonic() < deadline, f"{len(found)} firings of {count}: {found}"
+            time.sleep(1)
+        return found
+
+    try:
+        wait_for(1)
+        killed = cluster.kill_host("host-2")
+        assert killed, "kill-host killed nothing"
+        wait_for(2)  # host-1 alone
+        cluster.up()
+        fired = wait_for(3)  # both again
+        minutes = sorted(
+            datetime.strptime(name.match(n)[1], "%Y%m%dT%H%M%SZ")  # type: ignore[index]
+            for n in fired
+        )
+        gaps = {(b - a).total_seconds() for a, b in pairwise(minutes)}
+        assert gaps == {60.0}, f"firings not one a minute: {minutes}"
+        deadline = time.monotonic() + 60
+        for execution_id in fired.values():
+            while (doc := admin.execution(execution_id)).status == "RUNNING":
+                assert time.monotonic() < deadline, f"{execution_id} still RUNNING"
+                time.sleep(0.5)
+            assert doc.status == "SUCCEEDED", doc
+    finally:
+        admin.undeploy("ticks")
 
 
 @pytest.mark.timeout(120)

@@ -121,6 +121,10 @@ export interface AppMetadata {
   placement?: { hosts?: string[]; grains?: Record<string, string[]> };
 }
 export type ExecStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED";
+/** What started an execution (decision 0034): a schedule's firing or a topic's record. */
+export type ExecutionTrigger =
+  | { name: string; kind: "schedule"; /** the firing time, ISO-8601 UTC */ time: string }
+  | { name: string; kind: "topic"; topic: string; partition: number; offset: number };
 export interface ExecutionSummary {
   execution_id: string;
   app: string;
@@ -131,6 +135,8 @@ export interface ExecutionSummary {
   error?: string;
   cause?: string | null;
   redrive_count?: number;
+  /** absent (or null) when no trigger started it */
+  trigger?: ExecutionTrigger | null;
 }
 export interface ExecutionDocument extends Partial<ExecutionSummary> {
   execution_id: string;
@@ -146,6 +152,34 @@ export interface HistoryEvent {
   path?: string;
   [field: string]: unknown;
 }
+/** A trigger of an app's `app.yaml` as described (defaults filled in), with its state. Times
+ * are ISO-8601 UTC. */
+interface TriggerState {
+  name: string;
+  workflow: string;
+  paused: boolean;
+  /** when it was paused; null while active */
+  paused_at: string | null;
+}
+export interface ScheduleTrigger extends TriggerState {
+  kind: "schedule";
+  /** `cron(0 3 * * 1-5)` or `rate(5 minutes)` */
+  schedule: string;
+  /** IANA zone of a cron schedule; UTC for a rate */
+  timezone: string;
+  input: unknown;
+  missed: "run_once" | "skip";
+  /** null while paused */
+  next_firing: string | null;
+  last_firing: { time: string; execution_id: string } | null;
+}
+export interface TopicTrigger extends TriggerState {
+  kind: "topic";
+  topic: string;
+  /** records of the topic not yet started (summed over its partitions); null when unknown */
+  lag: number | null;
+}
+export type Trigger = ScheduleTrigger | TopicTrigger;
 export interface WorkflowDoc {
   app: string;
   workflow: string;
@@ -175,6 +209,27 @@ export const enc = encodeURIComponent;
 export async function listApps(): Promise<AppMetadata[]> {
   const body = await getJson<{ apps?: AppMetadata[] } | AppMetadata[]>("/v1/apps");
   return Array.isArray(body) ? body : (body.apps ?? []);
+}
+
+// ---- triggers (decision 0034): schedules and Kafka topic triggers of an app ----
+
+const triggerUrl = (app: string, name: string, action: "pause" | "resume") =>
+  `/v1/apps/${enc(app)}/triggers/${enc(name)}/${action}`;
+
+/** The app's triggers, sorted by name, each with its state (empty when it declares none). */
+export async function listTriggers(app: string): Promise<Trigger[]> {
+  const body = await getJson<{ triggers: Trigger[] }>(`/v1/apps/${enc(app)}/triggers`);
+  return body.triggers;
+}
+
+/** Pauses trigger `name` (pausing a paused one is no error); its new document. */
+export function pauseTrigger(app: string, name: string): Promise<Trigger> {
+  return sendJson<Trigger>("POST", triggerUrl(app, name, "pause"));
+}
+
+/** Resumes trigger `name` (resuming an active one is no error); its new document. */
+export function resumeTrigger(app: string, name: string): Promise<Trigger> {
+  return sendJson<Trigger>("POST", triggerUrl(app, name, "resume"));
 }
 
 // ---- callbacks: a Task waiting on a task token (Resource `<grain>.waitForTaskToken`) ----

@@ -7,7 +7,7 @@ import time
 import uuid
 from typing import Any
 
-from sand.contracts import HEADER_CALLBACK, HEADER_CALLBACK_OUTCOME
+from sand.contracts import HEADER_CALLBACK, HEADER_CALLBACK_OUTCOME, HEADER_NAME, HEADER_TRIGGER
 from sand.localbus import LocalBus
 from sand_bus.constants import FINAL_FLAG
 from sand_bus.ttypes import EventFlag, EventKind, EventMessage
@@ -70,7 +70,9 @@ def new_event(source: EventMessage, **fields: Any) -> EventMessage:
 
 
 # A callback task's wait and its outcome belong to the one TIMER that carries them: an event
-# made from it must not look like a parked wait (or carry the outcome's bytes along).
+# made from it must not look like a parked wait (or carry the outcome's bytes along). The
+# trigger that started the execution (sand-trigger) travels on, like its start time, so that
+# the grain that ends it writes it into the result document.
 _OWN_HEADERS = (HEADER_CALLBACK, HEADER_CALLBACK_OUTCOME)
 
 
@@ -85,6 +87,28 @@ def warm_up() -> None:
     no instance pays for it on the critical path."""
     decode(encode(EventMessage(execution_id="warm-up", payload=b"{}", headers={"a": "b"})))
     json.loads(dumps({"warm": [1, 2.0, None, True]}))
+
+
+def started_by(headers: dict[str, str] | None) -> dict[str, Any]:
+    """Who started the execution of an INVOKE event, as its ExecutionStarted records it
+    (``history.amend_start``): ``name``, the execution's name when it was started
+    idempotently (``sand-name``), and ``trigger``, the trigger that fired it (``sand-trigger``,
+    decision 0034), each None when absent."""
+    headers = headers or {}
+    return {"name": headers.get(HEADER_NAME) or None, "trigger": trigger_of(headers)}
+
+
+def trigger_of(headers: dict[str, str]) -> dict[str, Any] | None:
+    """Header ``sand-trigger`` parsed; None when absent or not a JSON object: a bad header
+    never fails the execution it rides on."""
+    raw = headers.get(HEADER_TRIGGER)
+    if not raw:
+        return None
+    try:
+        trigger = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return trigger if isinstance(trigger, dict) else None
 
 
 def payload_of(message: EventMessage) -> Any:

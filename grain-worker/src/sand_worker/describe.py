@@ -9,13 +9,17 @@ one JSON document on stdout and exits 0 when the app is valid, 1 when not:
                          "default_workflow": ...,
                          "workflows": {"main": {"entry_grain": "upper"}},
                          "limits": {...}, "requirements": "requirements.txt" | null,
-                         "placement": {"hosts": [...], "grains": {"upper": [...]}}}}
+                         "placement": {"hosts": [...], "grains": {"upper": [...]}},
+                         "triggers": [{"name": "nightly", "kind": "schedule", ...}, ...]}}
     {"ok": false, "problems": ["hello/app.yaml: grains.upper: ...", ...]}
 
 A valid app's document also holds ``"workflow_sources"``: per workflow its file
 (relative to the app), its kind (``asl`` or ``native``), its parsed definition and
 its text, which the agent keeps beside the metadata (not in it: the metadata goes to
 Redis with every deploy) to answer ``GET /v1/apps/{app}/workflows/{workflow}``.
+
+``triggers`` (decision 0034) lists the app's triggers sorted by name, every default filled
+in (``sand.triggers.to_description``); ``[]`` when it has none. The agent fires them.
 
 ``--hosts`` lists the cluster's hosts: the placement may name only those, and is
 described resolved (every grain with its hosts, in that order); without it the
@@ -33,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from sand.app import AppError, AppSpec, load_app
+from sand.triggers import to_description
 from sand_workflows.colocation import entry_grain
 
 
@@ -72,6 +77,7 @@ def describe(app: AppSpec, cluster_hosts: list[str] | None = None) -> dict[str, 
         "placement": app.placement.to_json()
         if cluster_hosts is None
         else app.placement.resolve(grains, cluster_hosts),
+        "triggers": to_description(app.triggers),
     }
 
 

@@ -26,7 +26,6 @@ from sand.contracts import (
     DATA_HEADER,
     HEADER_CALLBACK,
     HEADER_CALLBACK_OUTCOME,
-    HEADER_NAME,
     HEADER_PRODUCED,
     HEADER_REDRIVE_COUNT,
     HEADER_REDRIVE_INPUT,
@@ -71,6 +70,8 @@ from sand_worker.bus import (
     new_event,
     now_ms,
     payload_of,
+    started_by,
+    trigger_of,
 )
 from sand_worker.config import WorkerConfig
 from sand_worker.logtag import line_prefix, tagged, tagged_output
@@ -402,9 +403,7 @@ class EventHandler:
                 },
             )
         actions = engine.start(message.execution_id, payload_of(message), started, redrive=redrive)
-        history.amend_start(
-            app=message.app, name=headers.get(HEADER_NAME) or None, started_ms=started_ms
-        )
+        history.amend_start(app=message.app, started_ms=started_ms, **started_by(headers))
         return actions
 
     def _history(self, step: Step, out: Outbox) -> None:
@@ -574,6 +573,7 @@ class EventHandler:
             # which run ended: the document says so as the record does (absent: never redriven)
             "redrive_count": redrive_count or None,
             "trace": trace,
+            "trigger": trigger_of(source.headers or {}),
         }
         if isinstance(action, Finished):
             document = result_document(ExecutionStatus.SUCCEEDED, output=action.output, **common)

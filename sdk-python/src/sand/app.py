@@ -27,6 +27,12 @@ and its workflows (definition files in JSON or YAML, native or ASL)::
       hosts: [host-1, host-2]        #   every host. The hosts that run the app
       grains:                        #   grain -> hosts (pinned); unlisted grains run on
         resize: [host-2]             #   every host of the app
+    triggers:                        # optional (sand.triggers has every field): what
+      nightly:                       #   starts executions without a client
+        schedule: "cron(0 3 * * 1-5)"  #   or "rate(5 minutes)"; in timezone (default UTC)
+        timezone: Europe/Paris
+        input: {"report": "daily"}   #   the execution's input (default {})
+      orders: {topic: orders}        #   one execution per record of this Kafka topic
 
 ``load_app`` checks everything it can without running user code (grain files are
 parsed with :mod:`ast`, never imported) and raises one :class:`AppError` that lists
@@ -46,6 +52,7 @@ from typing import Any
 
 from sand import contracts
 from sand.placement import Placement, check_placement, kind_of
+from sand.triggers import AppFacts, Trigger, check_triggers
 
 APP_FILE = "app.yaml"
 # cgroup v2's cpu.weight range; the cluster's [sandbox] max_cpu_weight may allow less
@@ -62,6 +69,7 @@ _TOP_LEVEL_FIELDS = (
     "limits",
     "history",
     "placement",
+    "triggers",
 )
 # Where problems of a placement given at deploy (not in app.yaml) are said to be.
 DEPLOY_REQUEST = "deploy request"
@@ -133,6 +141,8 @@ class AppSpec:
     placement: Placement = field(default_factory=Placement)
     # Whether executions record their per-state history on the cluster (decision 0018).
     history: bool = True
+    # What starts executions without a client (decision 0034), sorted by name.
+    triggers: tuple[Trigger, ...] = ()
 
     def workflow(self, name: str | None = None) -> WorkflowSpec:
         """The workflow called ``name``, or the default one.
@@ -248,21 +258,16 @@ class _AppLoader:
         limits = self.check_limits(doc.get("limits"))
         # Workflows are checked against the grain names even when some grain files are
         # broken, so that one run reports every problem.
-        grain_names = set(grains) | self.declared_grain_names(doc.get("grains"))
+        grain_names = set(grains) | set(self.declared_names(doc.get("grains")))
         workflows = self.check_workflows(doc.get("workflows"), grain_names)
         placement = self.check_placement(doc, workflows)
         history = doc.get("history", True)
         if not isinstance(history, bool):
             self.problem("history", f"must be true or false, got {history!r}")
+        triggers = self.check_triggers(doc.get("triggers"), doc.get("workflows"), limits)
         if self.problems:
             raise self.fail()
         assert name is not None
-        if DEFAULT_WORKFLOW in workflows:
-            default: str | None = DEFAULT_WORKFLOW
-        elif len(workflows) == 1:
-            default = next(iter(workflows))
-        else:
-            default = None
         return AppSpec(
             name=name,
             root=self.root.resolve(),
@@ -270,9 +275,10 @@ class _AppLoader:
             workflows=MappingProxyType(workflows),
             requirements=requirements,
             limits=limits,
-            default_workflow=default,
+            default_workflow=_default_workflow(list(workflows)),
             placement=placement,
             history=history,
+            triggers=triggers,
         )
 
     # -- app.yaml ------------------------------------------------------------------
@@ -357,10 +363,11 @@ class _AppLoader:
     # -- grains --------------------------------------------------------------------
 
     @staticmethod
-    def declared_grain_names(section: Any) -> set[str]:
+    def declared_names(section: Any) -> list[str]:
+        """The names a section (grains, workflows) declares, valid or not, in order."""
         if not isinstance(section, dict):
-            return set()
-        return {k for k in section if isinstance(k, str)}
+            return []
+        return [k for k in section if isinstance(k, str)]
 
     def check_grains(self, section: Any) -> dict[str, GrainSpec]:
         grains: dict[str, GrainSpec] = {}
@@ -501,6 +508,19 @@ class _AppLoader:
             value = doc.get("placement")
         return check_placement(value, grains, definitions, self.cluster_hosts, report)
 
+    # -- triggers ------------------------------------------------------------------
+
+    def check_triggers(self, section: Any, workflows: Any, limits: Limits) -> tuple[Trigger, ...]:
+        """Triggers are checked against the workflows the manifest declares, loaded or not:
+        a workflow file with problems is reported once, not again by each trigger."""
+        declared = [
+            name
+            for name in self.declared_names(workflows)
+            if contracts.WORKFLOW_NAME.fullmatch(name)
+        ]
+        facts = AppFacts(tuple(declared), _default_workflow(declared), limits.payload_bytes)
+        return check_triggers(section, facts, self.problem)
+
     # -- requirements and limits ---------------------------------------------------
 
     def check_requirements(self, value: Any) -> Path | None:
@@ -542,6 +562,14 @@ class _AppLoader:
                     continue
                 values[key] = value
         return Limits(**values)
+
+
+def _default_workflow(names: Sequence[str]) -> str | None:
+    """The workflow an execution runs when none is named: "main" if present, else the only
+    one; None when neither applies."""
+    if DEFAULT_WORKFLOW in names:
+        return DEFAULT_WORKFLOW
+    return names[0] if len(names) == 1 else None
 
 
 def _handle_problem(tree: ast.Module) -> tuple[str, int | None] | None:

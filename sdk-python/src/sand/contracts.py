@@ -61,6 +61,8 @@ TRACEPARENT_HEADER: Final[str] = _c.HEADER_TRACEPARENT
 
 # -- headers of an INVOKE event: idempotent starts and redrives (decision 0018) ----------------
 HEADER_NAME: Final[str] = _c.HEADER_NAME
+# what started an execution a trigger sent (decision 0034): compact JSON, see contracts.thrift
+HEADER_TRIGGER: Final[str] = _c.HEADER_TRIGGER
 HEADER_REDRIVE_STATE: Final[str] = _c.HEADER_REDRIVE_STATE
 HEADER_REDRIVE_INPUT: Final[str] = _c.HEADER_REDRIVE_INPUT
 HEADER_REDRIVE_VARIABLES: Final[str] = _c.HEADER_REDRIVE_VARIABLES

@@ -164,15 +164,19 @@ def emit_for_token(type: str, token: str, **fields: Any) -> None:
         recorder.add(type, tok.lineage.execution.id, path_of(tok.lineage), tok.state, **fields)
 
 
-def amend_start(**fields: Any) -> None:
+def amend_start(*, trigger: dict[str, Any] | None = None, **fields: Any) -> None:
     """Add a driver's facts (app, name, start time) to the ExecutionStarted or
-    ExecutionRedriven event of the open recording, if it has one."""
+    ExecutionRedriven event of the open recording, if it has one. ``trigger``, what started
+    the execution (decision 0034), goes to an ExecutionStarted only, as field ``trigger``,
+    and only when not None: a redrive is asked for by someone, not fired by the trigger."""
     recorder = _current.get()
     if recorder is None:
         return
     for event in recorder.events:
         if event["type"] in ("ExecutionStarted", "ExecutionRedriven"):
             event.update(fields)
+            if trigger is not None and event["type"] == "ExecutionStarted":
+                event["trigger"] = trigger
             return
 
 

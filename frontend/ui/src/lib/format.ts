@@ -29,3 +29,15 @@ export function pretty(v: unknown): string {
     return String(v);
   }
 }
+
+/** `2026-11-30 03:00:00 CET`: the browser's own zone (its short name when it has one). */
+export function localTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const day = `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())}`;
+  const time = `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+  const zone = new Intl.DateTimeFormat("en-GB", { timeZoneName: "short" })
+    .formatToParts(d)
+    .find((p) => p.type === "timeZoneName")?.value;
+  return zone ? `${day} ${time} ${zone}` : `${day} ${time}`;
+}

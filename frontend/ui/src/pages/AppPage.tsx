@@ -3,6 +3,7 @@ import { Link, useNavigate, useParams } from "react-router-dom";
 import { enc, getJson, request, type AppMetadata, type WorkflowDoc } from "../api";
 import { invokeErrorText } from "../lib/errors";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, useAsync } from "../components/common";
+import { TriggersSection } from "../components/Triggers";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 
 interface InvokeOutcome {
@@ -176,6 +177,7 @@ export function AppPage() {
           )}
         </section>
       </div>
+      <TriggersSection app={a.name} />
       {confirming && (
         <ConfirmDialog
           message={`Undeploy ${a.name}? Its sandboxes stop on every host; its executions stay listed.`}

@@ -3,8 +3,10 @@ import { Link, useParams } from "react-router-dom";
 import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type HistoryEvent, type WorkflowDoc } from "../api";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
 import { TaskCallback, type CallbackAnswer } from "../components/TaskCallback";
+import { TriggerOrigin } from "../components/Triggers";
 import { WorkflowGraph } from "../components/WorkflowGraph";
 import { duration } from "../lib/format";
+import { triggerOfEvent } from "../lib/triggers";
 import {
   failedState,
   grainOf,
@@ -36,6 +38,8 @@ export function ExecutionPage() {
   const started = events.find((e) => e.type === "ExecutionStarted");
   const app = doc?.app ?? (typeof started?.app === "string" ? started.app : undefined);
   const workflow = doc?.workflow ?? (typeof started?.workflow === "string" ? started.workflow : undefined);
+  // the document's, else the start event's (recorded a moment before the document has it)
+  const trigger = doc?.trigger ?? triggerOfEvent(started?.trigger);
   const def = useAsync(
     () =>
       app && workflow
@@ -136,6 +140,7 @@ export function ExecutionPage() {
         <span>
           Started: <Time ms={doc.started_ms} />
         </span>
+        {trigger && <TriggerOrigin trigger={trigger} />}
         <span>Duration: {duration(doc.finished_ms && doc.started_ms ? doc.finished_ms - doc.started_ms : null)}</span>
         <span className="mono muted">{id}</span>
       </div>

@@ -114,6 +114,16 @@ export function ExecutionsPage() {
                       </td>
                       <td className="mono">
                         <Link to={`/executions/${enc(x.execution_id)}`}>{x.execution_id.slice(0, 12)}…</Link>
+                        {x.trigger ? (
+                          <span
+                            className="muted small"
+                            data-testid="row-trigger"
+                            title={`started by trigger ${x.trigger.name} (${x.trigger.kind})`}
+                          >
+                            {" "}
+                            by {x.trigger.name}
+                          </span>
+                        ) : null}
                       </td>
                       <td>{x.app}</td>
                       <td>{x.workflow}</td>

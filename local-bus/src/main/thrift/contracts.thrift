@@ -97,6 +97,10 @@ const string KAFKA_GROUP_RECORDS = "sand-records"
 // not run again), the redrive's number and the original execution's start (epoch ms). The
 // payload stays the execution's input.
 const string HEADER_NAME = "sand-name"
+// The trigger that started an execution (decision 0034), on its INVOKE event: compact JSON
+// {"name", "kind": "schedule", "time"} or {"name", "kind": "topic", "topic", "partition",
+// "offset"}; the worker copies it into the ExecutionStarted history event as `trigger`.
+const string HEADER_TRIGGER = "sand-trigger"
 const string HEADER_REDRIVE_STATE = "sand-redrive-state"
 const string HEADER_REDRIVE_INPUT = "sand-redrive-input"
 const string HEADER_REDRIVE_VARIABLES = "sand-redrive-variables"
@@ -220,6 +224,7 @@ struct ExecutionResult {
   11: optional string input,   // the execution's input, a JSON value embedded as is (from its record)
   12: optional string name,    // the client-chosen execution name of an idempotent start
   13: optional i32 redrive_count, // how many times it was redriven (absent: never)
+  14: optional string trigger,  // the trigger that started it (decision 0034), a JSON object embedded as is
 }
 
 // What a grain asks of the global data layer.

@@ -48,6 +48,8 @@ def _register() -> None:
         scaffold_cmds,
         state_cmds,
         task_cmds,
+        topic_cmds,
+        trigger_cmds,
     )
 
     modules = (
@@ -58,6 +60,8 @@ def _register() -> None:
         state_cmds,
         exec_cmds,
         task_cmds,
+        trigger_cmds,
+        topic_cmds,
         replay_cmds,
         scaffold_cmds,
     )

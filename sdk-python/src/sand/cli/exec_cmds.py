@@ -232,6 +232,8 @@ def _history(gateway: SandClient, execution_id: str) -> tuple[list[HistoryEvent]
 
 def _header(out: Console, doc: Execution, events: list[HistoryEvent]) -> None:
     out.print(f"[bold]execution[/bold] {escape(doc.execution_id)}  {_status(doc.status)}")
+    if doc.trigger is not None:
+        out.print(f"  started by {escape(started_by(doc.trigger))}")
     lines = [
         ("app", f"{doc.app or ''} / {doc.workflow or ''}"),
         ("name", doc.name),
@@ -261,6 +263,22 @@ def _header(out: Console, doc: Execution, events: list[HistoryEvent]) -> None:
     if failed is not None:
         out.print(f"  [bold red]{'failed in':<10}{escape(failed)}[/bold red]")
     out.print()
+
+
+def started_by(trigger: dict[str, Any]) -> str:
+    """``trigger nightly (schedule, 2026-11-27T02:00:00Z)`` or ``trigger orders (topic orders,
+    partition 0, offset 17)``: what the execution document says started it (decision 0034)."""
+    kind = trigger.get("kind")
+    if kind == "schedule":
+        details = f"schedule, {trigger.get('time')}"
+    elif kind == "topic":
+        details = (
+            f"topic {trigger.get('topic')}, partition {trigger.get('partition')}, "
+            f"offset {trigger.get('offset')}"
+        )
+    else:
+        details = str(kind)
+    return f"trigger {trigger.get('name')} ({details})"
 
 
 def failed_state(

@@ -46,6 +46,7 @@ from sand.client.models import (
     NewToken,
     Placement,
     TokenInfo,
+    TriggerInfo,
     User,
 )
 
@@ -77,6 +78,7 @@ __all__ = [
     "ServerError",
     "ServiceUnavailable",
     "TokenInfo",
+    "TriggerInfo",
     "Unauthorized",
     "Unreachable",
     "UriTooLong",

@@ -36,6 +36,7 @@ from sand.client.models import (
     Identity,
     NewToken,
     TokenInfo,
+    TriggerInfo,
     User,
 )
 from sand.credentials import INTERNAL_HEADER, TOKEN_ENV, resolve_token
@@ -232,6 +233,29 @@ class SandClient:
         return str(
             self._json("GET", f"/v1/apps/{_segment(app)}/logs", params={"tail": tail})["logs"]
         )
+
+    # -- triggers (decision 0034) ------------------------------------------------------------
+
+    def triggers(self, app: str) -> list[TriggerInfo]:
+        """The application's triggers with their state (paused, next and last firing, a topic's
+        lag); ``NotFound`` when the app is not deployed (or not yours)."""
+        listed = self._json("GET", f"/v1/apps/{_segment(app)}/triggers")["triggers"]
+        return [TriggerInfo.from_json(doc) for doc in listed]
+
+    def pause_trigger(self, app: str, name: str) -> TriggerInfo:
+        """Stop the trigger ``name`` from starting executions until it is resumed (firings while
+        paused are never run); pausing a paused trigger is no error. ``NotFound`` names the
+        app's triggers when it has no such one."""
+        return self._trigger_action(app, name, "pause")
+
+    def resume_trigger(self, app: str, name: str) -> TriggerInfo:
+        """Let a paused trigger start executions again: a schedule from its next firing (those
+        missed while paused are never run). ``NotFound`` as for ``pause_trigger``."""
+        return self._trigger_action(app, name, "resume")
+
+    def _trigger_action(self, app: str, name: str, action: str) -> TriggerInfo:
+        path = f"/v1/apps/{_segment(app)}/triggers/{_segment(name)}/{action}"
+        return TriggerInfo.from_json(self._json("POST", path, body={}))
 
     # -- executions ----------------------------------------------------------------------------
 

@@ -33,6 +33,10 @@ def _strs(value: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
 
 
+def _opt_object(value: Any) -> dict[str, Any] | None:
+    return dict(value) if isinstance(value, dict) else None
+
+
 @dataclass(frozen=True, slots=True)
 class Health:
     """``Health``: one frontend's liveness (``GET /health``, also when 503)."""
@@ -63,7 +67,9 @@ class Execution:
     """``ExecutionDocument`` (also ``InvokeResult`` and ``Accepted``): an execution's state.
 
     ``output`` when SUCCEEDED, ``error``/``cause`` when FAILED or ABORTED; ``input``, ``name``
-    and ``redrive_count`` when recorded; ``trace`` when the invocation asked for it.
+    and ``redrive_count`` when recorded; ``trace`` when the invocation asked for it;
+    ``trigger`` when a trigger started it (decision 0034): ``{"name", "kind": "schedule",
+    "time"}`` or ``{"name", "kind": "topic", "topic", "partition", "offset"}``.
     ``existing`` is True when an idempotent start (``invoke(name=...)``) found the execution
     that name already started (header ``X-Sand-Existing``)."""
 
@@ -82,6 +88,7 @@ class Execution:
     name: str | None = None
     redrive_count: int | None = None
     trace: Any = None
+    trigger: dict[str, Any] | None = None
     existing: bool = False
 
     @classmethod
@@ -100,13 +107,15 @@ class Execution:
             name=_opt_str(doc.get("name")),
             redrive_count=_opt_int(doc.get("redrive_count")),
             trace=doc.get("trace"),
+            trigger=_opt_object(doc.get("trigger")),
             existing=existing,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class ExecutionSummary:
-    """``ExecutionSummary``: one row of ``GET /v1/executions``."""
+    """``ExecutionSummary``: one row of ``GET /v1/executions``; ``trigger`` as in
+    ``Execution``."""
 
     execution_id: str
     app: str
@@ -118,6 +127,7 @@ class ExecutionSummary:
     error: str | None = None
     cause: str | None = None
     redrive_count: int | None = None
+    trigger: dict[str, Any] | None = None
 
     @property
     def duration_ms(self) -> int | None:
@@ -137,6 +147,7 @@ class ExecutionSummary:
             error=_opt_str(doc.get("error")),
             cause=_opt_str(doc.get("cause")),
             redrive_count=_opt_int(doc.get("redrive_count")),
+            trigger=_opt_object(doc.get("trigger")),
         )
 
 
@@ -374,4 +385,57 @@ class AppInfo:
             placement=Placement.from_json(placement) if isinstance(placement, dict) else None,
             local_grains=_strs(doc["local_grains"]) if "local_grains" in doc else None,
             document=dict(doc),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerInfo:
+    """``Trigger``: one trigger of an application (decision 0034) and its state on the cluster.
+
+    ``kind`` says which fields apply: ``schedule`` has ``schedule``, ``timezone``, ``input``,
+    ``missed``, ``next_firing`` (None while paused) and ``last_firing`` (``{"time",
+    "execution_id"}``, None before the first); ``topic`` has ``topic`` and ``lag`` (records
+    of the topic not yet started, None when unknown)."""
+
+    name: str
+    kind: str  # "schedule" or "topic"
+    workflow: str
+    paused: bool
+    paused_at: str | None  # ISO-8601 while paused, else None
+    schedule: str | None = None  # rate(N unit) or cron(F)
+    timezone: str | None = None
+    input: Any = None
+    missed: str | None = None  # "run_once" or "skip"
+    next_firing: str | None = None
+    last_firing: Mapping[str, Any] | None = None
+    topic: str | None = None
+    lag: int | None = None
+
+    @property
+    def last_firing_time(self) -> str | None:
+        """When the schedule last fired (UTC), or None."""
+        return None if self.last_firing is None else _opt_str(self.last_firing.get("time"))
+
+    @property
+    def last_execution_id(self) -> str | None:
+        """The execution the last firing started, or None."""
+        firing = self.last_firing
+        return None if firing is None else _opt_str(firing.get("execution_id"))
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> TriggerInfo:
+        return cls(
+            name=str(doc.get("name", "")),
+            kind=str(doc.get("kind", "")),
+            workflow=str(doc.get("workflow", "")),
+            paused=bool(doc.get("paused", False)),
+            paused_at=_opt_str(doc.get("paused_at")),
+            schedule=_opt_str(doc.get("schedule")),
+            timezone=_opt_str(doc.get("timezone")),
+            input=doc.get("input"),
+            missed=_opt_str(doc.get("missed")),
+            next_firing=_opt_str(doc.get("next_firing")),
+            last_firing=_opt_object(doc.get("last_firing")),
+            topic=_opt_str(doc.get("topic")),
+            lag=_opt_int(doc.get("lag")),
         )

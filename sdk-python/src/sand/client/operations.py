@@ -25,6 +25,7 @@ from sand.client.models import (
     Identity,
     NewToken,
     TokenInfo,
+    TriggerInfo,
     User,
 )
 
@@ -113,6 +114,28 @@ OPERATIONS: tuple[Operation, ...] = (
         "logs",
         {"app": "app", "tail": "tail"},
         unmodelled="returns the logs text",
+    ),
+    Operation(
+        "GET",
+        "/v1/apps/{app}/triggers",
+        "triggers",
+        {"app": "app"},
+        model=TriggerInfo,
+        envelope="triggers",
+    ),
+    Operation(
+        "POST",
+        "/v1/apps/{app}/triggers/{name}/pause",
+        "pause_trigger",
+        {"app": "app", "name": "name"},
+        model=TriggerInfo,
+    ),
+    Operation(
+        "POST",
+        "/v1/apps/{app}/triggers/{name}/resume",
+        "resume_trigger",
+        {"app": "app", "name": "name"},
+        model=TriggerInfo,
     ),
     Operation(
         "POST",

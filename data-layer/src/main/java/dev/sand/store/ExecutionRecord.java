@@ -17,6 +17,8 @@ import java.time.Instant;
  * @param error the ASL error name when it failed or was aborted, else null
  * @param cause the cause when it failed or was aborted, else null
  * @param name the client-chosen name of an idempotent start, else null
+ * @param trigger the trigger that started it, as compact JSON ({@code {"name", "kind", "time"}} or
+ *     {@code {"name", "kind", "topic", "partition", "offset"}}; decision 0034), else null
  * @param startedAt when it started (its ExecutionStarted event), else null
  * @param finishedAt when it ended, else null
  * @param redriveCount how many times it was redriven
@@ -32,6 +34,7 @@ public record ExecutionRecord(
     String error,
     String cause,
     String name,
+    String trigger,
     Instant startedAt,
     Instant finishedAt,
     int redriveCount,

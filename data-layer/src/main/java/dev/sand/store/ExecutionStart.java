@@ -11,6 +11,8 @@ import java.time.Instant;
  * @param workflow its workflow
  * @param input its input JSON (ExecutionStarted), or null (a redrive keeps the recorded input)
  * @param name the client-chosen name of an idempotent start, or null
+ * @param trigger the ExecutionStarted event's {@code trigger} as compact JSON when a trigger
+ *     started it (decision 0034), else null (always for a redrive: the first start's stays)
  * @param startedAt when it was accepted (the event's {@code started_ms}, else its {@code at_ms}):
  *     the start time shown and the key of its listing row; a redrive keeps the first start's
  * @param at when the event happened ({@code at_ms}): the timestamp of the status it writes
@@ -22,6 +24,7 @@ public record ExecutionStart(
     String workflow,
     String input,
     String name,
+    String trigger,
     Instant startedAt,
     Instant at,
     int redriveCount) {

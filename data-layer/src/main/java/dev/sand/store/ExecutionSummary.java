@@ -11,6 +11,7 @@ import java.time.Instant;
  * @param workflow its workflow
  * @param status where it is
  * @param name the client-chosen name, or null
+ * @param trigger the trigger that started it as compact JSON (see {@link ExecutionRecord}), or null
  * @param startedAt when it started
  * @param finishedAt when it ended, or null while RUNNING
  * @param error the error name when FAILED or ABORTED, else null
@@ -23,6 +24,7 @@ public record ExecutionSummary(
     String workflow,
     ExecutionStatus status,
     String name,
+    String trigger,
     Instant startedAt,
     Instant finishedAt,
     String error,

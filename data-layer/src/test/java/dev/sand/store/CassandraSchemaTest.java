@@ -10,7 +10,7 @@ class CassandraSchemaTest {
   @Test
   void statements_createKeyspaceThenTables() {
     assertThat(CassandraSchema.statements("sandx"))
-        .hasSize(20)
+        .hasSize(24)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
             executions ->
@@ -67,13 +67,22 @@ class CassandraSchemaTest {
                 assertThat(truncated)
                     .isEqualTo(
                         "ALTER TABLE sandx.executions ADD IF NOT EXISTS history_truncated boolean"),
+            // and those made before issue 23 the trigger that started an execution
+            trigger ->
+                assertThat(trigger)
+                    .isEqualTo("ALTER TABLE sandx.executions ADD IF NOT EXISTS trigger text"),
             listing ->
                 assertThat(listing)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.executions_by_app ")
                     // one partition per app and day, newest first: no ALLOW FILTERING to list
                     .contains(
                         "PRIMARY KEY ((app, day), started_at, execution_id)",
-                        "CLUSTERING ORDER BY (started_at DESC, execution_id DESC)"),
+                        "CLUSTERING ORDER BY (started_at DESC, execution_id DESC)",
+                        "trigger text"),
+            listingTrigger ->
+                assertThat(listingTrigger)
+                    .isEqualTo(
+                        "ALTER TABLE sandx.executions_by_app ADD IF NOT EXISTS trigger text"),
             history ->
                 assertThat(history)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.execution_history ")
@@ -94,6 +103,12 @@ class CassandraSchemaTest {
                         "heartbeat_ms bigint",
                         "beat_at bigint",
                         "host text",
-                        "member blob"));
+                        "member blob"),
+            // decision 0034 (see TriggerTable)
+            triggers ->
+                assertThat(triggers).startsWith("CREATE TABLE IF NOT EXISTS sandx.triggers "),
+            firings ->
+                assertThat(firings)
+                    .startsWith("CREATE TABLE IF NOT EXISTS sandx.trigger_firings "));
   }
 }

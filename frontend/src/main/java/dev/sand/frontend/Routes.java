@@ -48,6 +48,8 @@ import org.eclipse.jetty.util.Callback;
  *   <li>{@code GET|POST /v1/apps} (a deploy, or with {@code dry_run=true} its validation only),
  *       {@code GET|DELETE /v1/apps/{app}}, {@code GET /v1/apps/{app}/logs}, {@code GET
  *       /v1/apps/{app}/workflows/{workflow}}: forwarded to the host agent by {@link AgentProxy}
+ *   <li>{@code GET /v1/apps/{app}/triggers}, {@code POST /v1/apps/{app}/triggers/{name}/pause},
+ *       {@code .../resume}: forwarded likewise (decision 0034; {@link #triggers})
  *   <li>{@code GET /v1/cluster}: every host with its sandboxes and workers ({@link ClusterRoute})
  *   <li>{@code POST /v1/tasks/{token}/success|failure|heartbeat}: task callbacks ({@link
  *       TaskCallbacks})
@@ -61,6 +63,9 @@ import org.eclipse.jetty.util.Callback;
  */
 final class Routes extends Handler.Abstract {
   private static final List<String> FLUSH = List.of("internal", "auth", "flush");
+  // a trigger's name in app.yaml (decision 0034); the agent answers 404 for one the app lacks
+  private static final java.util.regex.Pattern TRIGGER =
+      java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,63}");
 
   private final Supplier<Map<String, Object>> identity;
   private final HostLinks hosts;
@@ -160,6 +165,10 @@ final class Routes extends Handler.Abstract {
       if (allowed(method, response, callback, path, "GET")) {
         forwardForApp(parts.get(2), request, response, callback, caller);
       }
+    } else if (parts.size() >= 4
+        && parts.subList(0, 2).equals(List.of("v1", "apps"))
+        && "triggers".equals(parts.get(3))) {
+      triggers(parts, caller, request, response, callback);
     } else if (parts.equals(List.of("v1", "cluster"))) {
       if (allowed(method, response, callback, path, "GET")) {
         cluster.handle(caller, response, callback);
@@ -357,6 +366,31 @@ final class Routes extends Handler.Abstract {
       return;
     }
     hosts.agent().forward(request, response, callback, caller);
+  }
+
+  /**
+   * {@code GET /v1/apps/{app}/triggers} and {@code POST
+   * /v1/apps/{app}/triggers/{name}/pause|resume} ({@code parts} starts with v1, apps, app,
+   * triggers): forwarded to the agent once the path is one of these; a name that cannot be a
+   * trigger's is 400.
+   */
+  private void triggers(
+      List<String> parts, Caller caller, Request request, Response response, Callback callback) {
+    String path = Request.getPathInContext(request);
+    boolean list = parts.size() == 4;
+    if (!list && (parts.size() != 6 || !List.of("pause", "resume").contains(parts.get(5)))) {
+      JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
+    } else if (!allowed(request.getMethod(), response, callback, path, list ? "GET" : "POST")) {
+      return;
+    } else if (!list && !TRIGGER.matcher(parts.get(4)).matches()) {
+      JsonHttp.error(
+          response,
+          callback,
+          HttpStatus.BAD_REQUEST_400,
+          "trigger name must match " + TRIGGER.pattern() + ", got '" + parts.get(4) + "'");
+    } else {
+      forwardForApp(parts.get(2), request, response, callback, caller);
+    }
   }
 
   /** An execution's history: the agent reads it (and checks who may see it). */

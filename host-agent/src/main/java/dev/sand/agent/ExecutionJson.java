@@ -16,14 +16,23 @@ import dev.sand.store.HistoryEntry;
 final class ExecutionJson {
   // what a FAILED or ABORTED record shows when its error was not recorded (never expected)
   private static final String UNKNOWN_ERROR = "States.Runtime";
+  // the trigger that started an execution (decision 0034): an object, absent when none did
+  private static final String TRIGGER = "trigger";
 
   private ExecutionJson() {}
 
   /**
-   * The result document of {@code record}: status, output or error and cause, start and end, and
-   * its input, name and redrive count when recorded.
+   * The execution document of {@code record}: its result document (status, output or error and
+   * cause, start and end, and its input, name and redrive count when recorded) and the {@code
+   * trigger} that started it, when one did.
    */
-  static ResultDocument document(ExecutionRecord record) {
+  static ObjectNode document(ExecutionRecord record) {
+    ObjectNode doc = result(record).toJson();
+    putTrigger(doc, record.trigger());
+    return doc;
+  }
+
+  private static ResultDocument result(ExecutionRecord record) {
     boolean failed =
         record.status() == ExecutionStatus.FAILED || record.status() == ExecutionStatus.ABORTED;
     String error = record.error();
@@ -50,7 +59,7 @@ final class ExecutionJson {
 
   /**
    * A listing row: {@code execution_id, app, workflow, status, started_ms}, and when set {@code
-   * name, finished_ms, error, cause, redrive_count}.
+   * name, trigger, finished_ms, error, cause, redrive_count}.
    */
   static ObjectNode summary(ExecutionSummary row) {
     ObjectNode json = JsonHttp.MAPPER.createObjectNode();
@@ -61,6 +70,7 @@ final class ExecutionJson {
     if (row.name() != null) {
       json.put("name", row.name());
     }
+    putTrigger(json, row.trigger());
     json.put("started_ms", row.startedAt().toEpochMilli());
     if (row.finishedAt() != null && row.status() != ExecutionStatus.RUNNING) {
       json.put("finished_ms", row.finishedAt().toEpochMilli());
@@ -73,6 +83,14 @@ final class ExecutionJson {
       json.put("redrive_count", row.redriveCount());
     }
     return json;
+  }
+
+  /** Sets {@code trigger} (recorded JSON text) on {@code json} when it is a recorded object. */
+  private static void putTrigger(ObjectNode json, String trigger) {
+    JsonNode parsed = json(trigger);
+    if (parsed != null && parsed.isObject()) {
+      json.set(TRIGGER, parsed);
+    }
   }
 
   /** A history event as it was recorded (a JSON object; text that is not JSON as a string). */

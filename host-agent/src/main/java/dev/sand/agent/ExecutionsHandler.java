@@ -30,7 +30,7 @@ import org.eclipse.jetty.util.Fields;
  *       [summary...], "next_page": token|null}}, newest first, of the apps the caller may use (all
  *       for admins); 400 naming a bad parameter
  *   <li>{@code GET /v1/executions/<id>}: the execution's result document, RUNNING ones included,
- *       with its input, name and redrive count when recorded
+ *       with its input, name, trigger and redrive count when recorded
  *   <li>{@code GET /v1/executions/<id>/history?limit=&page=}: {@code {"execution_id", "events":
  *       [...], "next_page", "truncated"}}
  * </ul>
@@ -92,7 +92,7 @@ final class ExecutionsHandler extends Handler.Abstract {
       } else if (history) {
         history(store, id, query, response, callback);
       } else {
-        JsonHttp.send(response, callback, 200, ExecutionJson.document(found.get()).toJson());
+        JsonHttp.send(response, callback, 200, ExecutionJson.document(found.get()));
       }
     } catch (IllegalArgumentException e) {
       JsonHttp.error(response, callback, 400, e.getMessage());

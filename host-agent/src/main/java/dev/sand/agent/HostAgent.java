@@ -1,5 +1,6 @@
 package dev.sand.agent;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.apps.Executions;
 import dev.sand.agent.bus.CallbackWaits;
@@ -11,6 +12,8 @@ import dev.sand.agent.data.GlobalData;
 import dev.sand.agent.metrics.AgentMetrics;
 import dev.sand.agent.metrics.MetricsHandler;
 import dev.sand.agent.tracing.SpanExport;
+import dev.sand.agent.triggers.TriggerTopics;
+import dev.sand.agent.triggers.Triggers;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
@@ -113,6 +116,7 @@ public final class HostAgent implements AutoCloseable {
   private volatile GlobalBus globalBus;
   private volatile ExecutionRecorder recorder;
   private volatile DataRequests dataRequests;
+  private volatile Triggers triggers;
   private volatile Thread appSync;
   private final AgentMetrics metrics;
   private final SpanExport spans;
@@ -149,6 +153,7 @@ public final class HostAgent implements AutoCloseable {
     ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
     ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
     AccessHandler access = new AccessHandler(cassandra, wiring.clock());
+    TriggersHandler triggersHandler = new TriggersHandler(() -> deployer, () -> triggers);
     TaskCallbacksHandler tasks =
         new TaskCallbacksHandler(cassandra, ownership, config.hostAgent().secret(), wiring.clock());
     InternalAuth auth = new InternalAuth(config.hostAgent().secret());
@@ -190,6 +195,9 @@ public final class HostAgent implements AutoCloseable {
             }
             if (MetricsHandler.PATH.equals(path)) {
               return metricsHandler.handle(request, response, callback);
+            }
+            if (TriggersHandler.owns(path)) {
+              return triggersHandler.handle(request, response, callback);
             }
             if (AppsHandler.owns(path)) {
               return apps.handle(request, response, callback);
@@ -361,7 +369,8 @@ public final class HostAgent implements AutoCloseable {
               executions,
               clients.cassandra(),
               wiring.clock(),
-              JsonHttp.MAPPER);
+              JsonHttp.MAPPER,
+              new TriggerTopics(clients.kafka()));
       loops =
           new EventLoops(
               config.hostId(),
@@ -433,6 +442,28 @@ public final class HostAgent implements AutoCloseable {
                         wiring.clock());
                 requests.start();
                 dataRequests = requests;
+                Triggers fired =
+                    new Triggers(
+                        config.hostId(),
+                        incarnation,
+                        config.kafka(),
+                        clients.cassandra(),
+                        clients.kafka(),
+                        new Triggers.Apps() {
+                          @Override
+                          public List<JsonNode> deployedHere() {
+                            return List.copyOf(created.deployedHere());
+                          }
+
+                          @Override
+                          public void note(String app, String line) {
+                            created.note(app, line);
+                          }
+                        },
+                        wiring.clock(),
+                        metrics.registry());
+                fired.start();
+                triggers = fired;
                 Thread sync = new Thread(() -> syncLoop(created, clients), "app-sync");
                 sync.setDaemon(true);
                 sync.start();
@@ -564,6 +595,10 @@ public final class HostAgent implements AutoCloseable {
     DataRequests requests = dataRequests;
     if (requests != null) {
       requests.close();
+    }
+    Triggers fired = triggers;
+    if (fired != null) {
+      fired.close();
     }
     EventLoops running = loops;
     if (running != null) {

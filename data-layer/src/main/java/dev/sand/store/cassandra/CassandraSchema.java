@@ -13,11 +13,13 @@ import java.util.List;
  *   <tr><td>{@code executions}</td><td>{@code execution_id}</td>
  *       <td>one row per execution: app, workflow, status, input/output (JSON text), error, cause,
  *       created_at, finished_at; name, started_at, redrive_count, history_count,
- *       history_truncated (issue 13; added to older keyspaces by {@code ALTER})</td></tr>
+ *       history_truncated (issue 13), trigger (JSON, issue 23) — added to older keyspaces by
+ *       {@code ALTER}</td></tr>
  *   <tr><td>{@code executions_by_app}</td>
  *       <td>{@code ((app, day), started_at DESC, execution_id DESC)}</td>
  *       <td>the listing of an application's executions per UTC day, newest first: workflow,
- *       status, name, finished_at, error, cause, redrive_count (see {@link ExecutionTable})</td></tr>
+ *       status, name, trigger, finished_at, error, cause, redrive_count (see {@link
+ *       ExecutionTable})</td></tr>
  *   <tr><td>{@code execution_history}</td><td>{@code ((execution_id), at_ms, message, idx)}</td>
  *       <td>the history events of an execution in order, as JSON text (see {@link
  *       HistoryTable})</td></tr>
@@ -30,6 +32,12 @@ import java.util.List;
  *       <td>the wait of each task token (callbacks, decision 0033): app, execution_id, status,
  *       outcome, timeout_at, heartbeat_ms, beat_at, and the host and member of its timer (see
  *       {@link TaskWaits})</td></tr>
+ *   <tr><td>{@code triggers}</td><td>{@code ((app), trigger)}</td>
+ *       <td>whether each trigger is paused, and since when (decision 0034; see {@link
+ *       TriggerTable})</td></tr>
+ *   <tr><td>{@code trigger_firings}</td><td>{@code ((app, trigger), firing DESC)}</td>
+ *       <td>each firing of a schedule: execution_id, owner (agent incarnation), claimed_at,
+ *       published</td></tr>
  *   <tr><td>{@code users}, {@code tokens}, {@code token_hashes}, {@code app_owners}</td>
  *       <td>see {@link AccessTable}</td><td>identity (decision 0017)</td></tr>
  * </table>
@@ -42,6 +50,8 @@ public final class CassandraSchema {
   public static final String EXECUTION_HISTORY = "execution_history";
   public static final String EXECUTION_NAMES = "execution_names";
   public static final String TASK_WAITS = "task_waits";
+  public static final String TRIGGERS = "triggers";
+  public static final String TRIGGER_FIRINGS = "trigger_firings";
 
   private CassandraSchema() {}
 
@@ -60,6 +70,7 @@ public final class CassandraSchema {
     all.addAll(ExecutionTable.schema(keyspace));
     all.addAll(NameTable.schema(keyspace));
     all.addAll(TaskWaits.schema(keyspace));
+    all.addAll(TriggerTable.schema(keyspace));
     return List.copyOf(all);
   }
 

@@ -37,6 +37,7 @@ public final class CassandraStore implements AutoCloseable {
   private final HistoryTable history;
   private final NameTable names;
   private final TaskWaits taskWaits;
+  private final TriggerTable triggers;
   private final ExecutionRecords records;
 
   private CassandraStore(CassandraConfig config, CqlSession session) {
@@ -56,6 +57,12 @@ public final class CassandraStore implements AutoCloseable {
             session, config.keyspace(), where, config.retentionSeconds(), Clock.systemUTC());
     this.records = new ExecutionRecords(session, executions, history);
     this.taskWaits = new TaskWaits(session, config.keyspace(), where, config.retentionSeconds());
+    this.triggers = new TriggerTable(session, config.keyspace(), where, config.retentionSeconds());
+  }
+
+  /** Whether triggers are paused, and the firings of schedules (decision 0034). */
+  public TriggerTable triggers() {
+    return triggers;
   }
 
   /** The waits of task tokens (callbacks). */

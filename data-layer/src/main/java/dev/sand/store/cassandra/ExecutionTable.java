@@ -12,15 +12,12 @@ import dev.sand.store.ExecutionEnd;
 import dev.sand.store.ExecutionQuery;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.ExecutionStart;
-import dev.sand.store.ExecutionSummary;
 import dev.sand.store.StoreException;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -30,7 +27,8 @@ import java.util.concurrent.CompletionStage;
 /**
  * Execution records (decision 0018, "Recording and reading"): the row per execution ({@link
  * CassandraSchema#EXECUTIONS}), the listing per application and day ({@link
- * CassandraSchema#EXECUTIONS_BY_APP}). Every write carries the configured retention as its TTL.
+ * CassandraSchema#EXECUTIONS_BY_APP}, read by {@link ExecutionListing}). Every write carries the
+ * configured retention as its TTL.
  *
  * <p><b>Order without coordination.</b> Starts come from the history topic, ends from the results
  * topic, each recorded by whichever host holds the partition: either may arrive first. The status
@@ -38,13 +36,13 @@ import java.util.concurrent.CompletionStage;
  * its time + 999 µs so that an end in the same millisecond wins), so a late RUNNING never
  * overwrites a final status and a redrive (later) overwrites the old end. The listing row gets the
  * same cells with the same timestamps, written beside the row without reading anything: a start
- * writes its columns (status, workflow, name, redrive count), an end its own (status, workflow,
- * end, error, cause), and Cassandra keeps the newest cell of each. Its key needs the start time,
- * which both a start and a result document carry ({@code started_ms}). Only a redrive (which must
- * clear the old end but knows no name) and an end without a start time read the merged row back and
- * write the listing row from it with the timestamp of the row's status. (Every writer of a result
- * document sets {@code started_ms} when it knows it; one that did not, recorded before its
- * execution's start, leaves the listing row saying RUNNING while the row by id is right.)
+ * writes its columns (status, workflow, name, trigger, redrive count), an end its own (status,
+ * workflow, end, error, cause), and Cassandra keeps the newest cell of each. Its key needs the
+ * start time, which both a start and a result document carry ({@code started_ms}). Only a redrive
+ * (which must clear the old end but knows no name) and an end without a start time read the merged
+ * row back and write the listing row from it with the timestamp of the row's status. (Every writer
+ * of a result document sets {@code started_ms} when it knows it; one that did not, recorded before
+ * its execution's start, leaves the listing row saying RUNNING while the row by id is right.)
  *
  * <p>Reads are blocking and throw {@link StoreException}; writes return stages that complete on the
  * driver's thread. LOCAL_QUORUM throughout, so a write is seen by the read that follows it.
@@ -52,26 +50,20 @@ import java.util.concurrent.CompletionStage;
  */
 public final class ExecutionTable {
   private static final ConsistencyLevel CONSISTENCY = Statements.CONSISTENCY;
-  // a listing reads one (app, day) partition in pages of this many rows
-  private static final int LIST_PAGE = 200;
   // an end in the same millisecond as its start still wins (see the class comment)
   private static final long END_TIMESTAMP_OFFSET_US = 999;
 
   private final CqlSession session;
   private final int ttlSeconds;
-  private final int retentionDays;
-  private final Clock clock;
   private final Statements statements;
-  private final String where;
+  private final ExecutionListing listing;
 
   ExecutionTable(
       CqlSession session, String keyspace, String where, int retentionDays, Clock clock) {
     this.session = session;
     this.statements = new Statements(session, keyspace, where);
-    this.where = where;
-    this.retentionDays = retentionDays;
     this.ttlSeconds = retentionDays * 86_400;
-    this.clock = clock;
+    this.listing = new ExecutionListing(session, statements, where, retentionDays, clock);
   }
 
   // -- writes ------------------------------------------------------------------------------------
@@ -123,10 +115,12 @@ public final class ExecutionTable {
                   ExecutionStatus.RUNNING.name(),
                   s.input(),
                   s.name(),
+                  s.trigger(),
                   s.startedAt(),
                   s.redriveCount(),
                   s.executionId()),
-              s.input()));
+              s.input(),
+              s.trigger()));
       writes.add(
           write(
               listStart.bind(
@@ -135,6 +129,7 @@ public final class ExecutionTable {
                   s.workflow(),
                   ExecutionStatus.RUNNING.name(),
                   s.name(),
+                  s.trigger(),
                   s.redriveCount(),
                   s.app(),
                   day(s.startedAt()),
@@ -226,6 +221,7 @@ public final class ExecutionTable {
                               row.getString("workflow"),
                               row.getString("status"),
                               row.getString("name"),
+                              row.getString("trigger"),
                               row.getInstant("finished_at"),
                               row.getString("error"),
                               row.getString("cause"),
@@ -267,6 +263,7 @@ public final class ExecutionTable {
             row.getString("error"),
             row.getString("cause"),
             row.getString("name"),
+            row.getString("trigger"),
             row.getInstant("started_at"),
             row.getInstant("finished_at"),
             row.isNull("redrive_count") ? 0 : row.getInt("redrive_count"),
@@ -282,111 +279,7 @@ public final class ExecutionTable {
    * @throws StoreException when no node answers
    */
   public ExecutionQuery.Page list(ExecutionQuery query) {
-    int want = query.limit() + 1; // one more tells whether a next page exists
-    List<ExecutionSummary> found = new ArrayList<>();
-    long today = LocalDate.now(clock.withZone(ZoneOffset.UTC)).toEpochDay();
-    // a host whose clock runs ahead may have started something "tomorrow"
-    long first =
-        query.after().isPresent()
-            ? day(Instant.ofEpochMilli(query.after().get().startedMs()))
-            : today + 1;
-    long last = today - retentionDays;
-    if (query.since().isPresent()) {
-      last = Math.max(last, day(query.since().get()));
-    }
-    Comparator<ExecutionSummary> newestFirst =
-        Comparator.comparing(ExecutionSummary::startedAt)
-            .thenComparing(ExecutionSummary::executionId)
-            .reversed();
-    List<String> apps = query.apps().stream().sorted().toList();
-    for (long day = first; day >= last && found.size() < want; day--) {
-      // the day's partitions of every app at once: one round trip per day, not per app and day
-      int need = want - found.size();
-      List<CompletableFuture<List<ExecutionSummary>>> scans = new ArrayList<>();
-      for (String app : apps) {
-        scans.add(scan(app, (int) day, query, need));
-      }
-      List<ExecutionSummary> ofDay = new ArrayList<>();
-      for (CompletableFuture<List<ExecutionSummary>> scan : scans) {
-        ofDay.addAll(await(scan));
-      }
-      ofDay.sort(newestFirst);
-      found.addAll(ofDay.subList(0, Math.min(ofDay.size(), need)));
-    }
-    if (found.size() > query.limit()) {
-      List<ExecutionSummary> page = found.subList(0, query.limit());
-      return new ExecutionQuery.Page(page, Optional.of(page.get(page.size() - 1).cursor()));
-    }
-    return new ExecutionQuery.Page(found, Optional.empty());
-  }
-
-  /** Up to {@code max} rows of one (app, day) partition that {@code query} selects, in order. */
-  private CompletableFuture<List<ExecutionSummary>> scan(
-      String app, int day, ExecutionQuery query, int max) {
-    BoundStatement select =
-        query.after().isPresent()
-            ? statements
-                .prepare(LIST_AFTER)
-                .bind(
-                    app,
-                    day,
-                    Instant.ofEpochMilli(query.after().get().startedMs()),
-                    query.after().get().executionId())
-            : statements.prepare(LIST_ALL).bind(app, day);
-    List<ExecutionSummary> rows = new ArrayList<>();
-    return execute(select.setPageSize(Math.min(LIST_PAGE, Math.max(max, 10))))
-        .thenCompose(page -> collect(page, app, query, max, rows))
-        .toCompletableFuture();
-  }
-
-  /**
-   * Adds the rows of {@code page} that {@code query} selects to {@code rows}, then those of the
-   * partition's next pages, until {@code max} (on the driver's thread: nothing here blocks).
-   */
-  private static CompletionStage<List<ExecutionSummary>> collect(
-      AsyncResultSet page, String app, ExecutionQuery query, int max, List<ExecutionSummary> rows) {
-    for (Row row : page.currentPage()) {
-      Instant started = row.getInstant("started_at");
-      if (query.since().isPresent() && started.isBefore(query.since().get())) {
-        return CompletableFuture.completedFuture(rows); // newest first: the rest are older
-      }
-      ExecutionStatus status = ExecutionStatus.valueOf(row.getString("status"));
-      if (query.status().isPresent() && query.status().get() != status) {
-        continue;
-      }
-      rows.add(
-          new ExecutionSummary(
-              row.getString("execution_id"),
-              app,
-              row.getString("workflow"),
-              status,
-              row.getString("name"),
-              started,
-              row.getInstant("finished_at"),
-              row.getString("error"),
-              row.getString("cause"),
-              row.isNull("redrive_count") ? 0 : row.getInt("redrive_count")));
-      if (rows.size() >= max) {
-        return CompletableFuture.completedFuture(rows);
-      }
-    }
-    return page.hasMorePages()
-        ? page.fetchNextPage().thenCompose(next -> collect(next, app, query, max, rows))
-        : CompletableFuture.completedFuture(rows);
-  }
-
-  /**
-   * The value of {@code stage}, waiting for it.
-   *
-   * @throws StoreException when Cassandra refused or did not answer
-   */
-  private <T> T await(CompletableFuture<T> stage) {
-    try {
-      return stage.join();
-    } catch (java.util.concurrent.CompletionException e) {
-      Throwable cause = e.getCause() == null ? e : e.getCause();
-      throw new StoreException("cassandra at " + where + ": " + cause.getMessage(), cause);
-    }
+    return listing.list(query);
   }
 
   /** The listing partition ({@code day} = days since the epoch, UTC) a start time falls in. */
@@ -398,8 +291,10 @@ public final class ExecutionTable {
 
   private static final String START =
       "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
-          + " input = ?, name = ?, started_at = ?, redrive_count = ? WHERE execution_id = ?";
-  // a redrive keeps the input, name and start (the listing row's key) and clears the old end
+          + " input = ?, name = ?, trigger = ?, started_at = ?, redrive_count = ?"
+          + " WHERE execution_id = ?";
+  // a redrive keeps the input, name, trigger and start (the listing row's key) and clears the old
+  // end
   private static final String REDRIVE =
       "UPDATE %s.executions USING TTL ? AND TIMESTAMP ? SET app = ?, workflow = ?, status = ?,"
           + " redrive_count = ?, output = null, error = null, cause = null, finished_at = null"
@@ -414,31 +309,26 @@ public final class ExecutionTable {
           + " output = ?, error = ?, cause = ?, finished_at = ?, started_at = ?"
           + " WHERE execution_id = ?";
   private static final String READ_FOR_LISTING =
-      "SELECT app, workflow, status, WRITETIME(status) AS status_written, name, started_at,"
-          + " finished_at, error, cause, redrive_count FROM %s.executions WHERE execution_id = ?";
+      "SELECT app, workflow, status, WRITETIME(status) AS status_written, name, trigger,"
+          + " started_at, finished_at, error, cause, redrive_count FROM %s.executions"
+          + " WHERE execution_id = ?";
   private static final String LIST =
       "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
-          + " name = ?, finished_at = ?, error = ?, cause = ?, redrive_count = ?"
+          + " name = ?, trigger = ?, finished_at = ?, error = ?, cause = ?, redrive_count = ?"
           + " WHERE app = ? AND day = ? AND started_at = ? AND execution_id = ?";
   // the cells a start and an end own in the listing row (see the class comment)
   private static final String LIST_START =
       "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
-          + " name = ?, redrive_count = ? WHERE app = ? AND day = ? AND started_at = ?"
-          + " AND execution_id = ?";
+          + " name = ?, trigger = ?, redrive_count = ? WHERE app = ? AND day = ?"
+          + " AND started_at = ? AND execution_id = ?";
   private static final String LIST_END =
       "UPDATE %s.executions_by_app USING TTL ? AND TIMESTAMP ? SET workflow = ?, status = ?,"
           + " finished_at = ?, error = ?, cause = ? WHERE app = ? AND day = ? AND started_at = ?"
           + " AND execution_id = ?";
   private static final String FIND =
-      "SELECT execution_id, app, workflow, status, input, output, error, cause, name, started_at,"
-          + " finished_at, redrive_count, history_truncated FROM %s.executions"
+      "SELECT execution_id, app, workflow, status, input, output, error, cause, name, trigger,"
+          + " started_at, finished_at, redrive_count, history_truncated FROM %s.executions"
           + " WHERE execution_id = ?";
-  private static final String LIST_COLUMNS =
-      "SELECT execution_id, workflow, status, name, started_at, finished_at, error, cause,"
-          + " redrive_count FROM %s.executions_by_app WHERE app = ? AND day = ?";
-  private static final String LIST_ALL = LIST_COLUMNS;
-  private static final String LIST_AFTER =
-      LIST_COLUMNS + " AND (started_at, execution_id) < (?, ?)";
 
   private CompletionStage<AsyncResultSet> execute(BoundStatement statement) {
     try {
@@ -456,14 +346,17 @@ public final class ExecutionTable {
         addColumn(keyspace, CassandraSchema.EXECUTIONS, "redrive_count int"),
         addColumn(keyspace, CassandraSchema.EXECUTIONS, "history_count int"),
         addColumn(keyspace, CassandraSchema.EXECUTIONS, "history_truncated boolean"),
+        // issue 23: the trigger that started an execution (JSON), on the row and its listing row
+        addColumn(keyspace, CassandraSchema.EXECUTIONS, "trigger text"),
         "CREATE TABLE IF NOT EXISTS "
             + keyspace
             + "."
             + CassandraSchema.EXECUTIONS_BY_APP
             + " (app text, day int, started_at timestamp, execution_id text, workflow text,"
-            + " status text, name text, finished_at timestamp, error text, cause text,"
-            + " redrive_count int, PRIMARY KEY ((app, day), started_at, execution_id))"
+            + " status text, name text, trigger text, finished_at timestamp, error text,"
+            + " cause text, redrive_count int, PRIMARY KEY ((app, day), started_at, execution_id))"
             + " WITH CLUSTERING ORDER BY (started_at DESC, execution_id DESC)",
+        addColumn(keyspace, CassandraSchema.EXECUTIONS_BY_APP, "trigger text"),
         "CREATE TABLE IF NOT EXISTS "
             + keyspace
             + "."

@@ -88,11 +88,15 @@ public final class Deployer implements AutoCloseable {
   private final AppRecords records;
   private final List<String> clusterHosts;
   private final ObjectMapper mapper;
+  private final Consumer<? super ObjectNode> prerequisites;
 
   /**
    * @param executions fails the executions an undeploy leaves behind
    * @param cassandra the global data layer once connected (null before): deployments are recorded
    *     there
+   * @param prerequisites checks a new deploy's description against the cluster (the topics of its
+   *     triggers exist) and throws {@link DeployException} naming what is missing; not applied to
+   *     deployments on record brought back
    */
   public Deployer(
       ClusterConfig config,
@@ -100,7 +104,9 @@ public final class Deployer implements AutoCloseable {
       Executions executions,
       Supplier<CassandraStore> cassandra,
       Clock clock,
-      ObjectMapper mapper) {
+      ObjectMapper mapper,
+      Consumer<? super ObjectNode> prerequisites) {
+    this.prerequisites = prerequisites;
     this.records = new AppRecords(cassandra, mapper);
     this.clusterHosts = config.hosts().stream().map(h -> h.id()).toList();
     this.mapper = mapper;
@@ -171,6 +177,9 @@ public final class Deployer implements AutoCloseable {
       ObjectNode description = described.app();
       // refused here, before anything of the deploy happened, when above the operator's maxima
       AppLimits.of(description.path("limits"), config.sandbox().limits()).writeTo(description);
+      if (pinned == 0) {
+        prerequisites.accept(description);
+      }
       String name = description.path("name").asText();
       DeployOptions options = requested.withOwner(owner.apply(name));
       Placement placement = Placement.of(description, clusterHosts);
@@ -222,6 +231,7 @@ public final class Deployer implements AutoCloseable {
           describer.describe(incoming, clusterHosts, options.placement()).app();
       requireGrains(description, options.remoteGrains());
       AppLimits.of(description.path("limits"), config.sandbox().limits()).writeTo(description);
+      prerequisites.accept(description);
       return description;
     } finally {
       AppFiles.deleteTree(incoming);
@@ -521,6 +531,11 @@ public final class Deployer implements AutoCloseable {
     List<ObjectNode> all = new ArrayList<>(apps.all().stream().map(Deployer::withState).toList());
     elsewhere.values().forEach(m -> all.add(notHere(m)));
     return all;
+  }
+
+  /** The metadata of the apps deployed on this host, as stored (not to be changed). */
+  public List<ObjectNode> deployedHere() {
+    return apps.all().stream().map(DeployedApp::metadata).toList();
   }
 
   /** The metadata of {@code name} with its sandbox's state, or empty. */

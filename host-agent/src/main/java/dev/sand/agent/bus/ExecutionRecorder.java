@@ -33,8 +33,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code sand.history}: a HISTORY message is the events one worker step emitted, a JSON list
  *       in order. Each event is stored as it came ({@code execution_history}, up to the cap of
  *       {@code HistoryTable}); an ExecutionStarted or ExecutionRedriven event also records the
- *       execution as RUNNING with its input, name and redrive count, so running executions can be
- *       listed.
+ *       execution as RUNNING with its input, name, trigger and redrive count, so running executions
+ *       can be listed.
  *   <li>{@code sand.results}: a RESULT/ERROR event records the execution's end. The status is the
  *       result document's: SUCCEEDED, FAILED, or ABORTED (an execution stopped on request, an ERROR
  *       event whose document says ABORTED). The listing row is keyed by the start: the document's
@@ -205,6 +205,7 @@ public final class ExecutionRecorder implements AutoCloseable {
               workflow,
               redriven || input == null ? null : input.toString(),
               redriven ? null : text(event, "name", null),
+              redriven ? null : trigger(event),
               Instant.ofEpochMilli(started > 0 ? started : at),
               Instant.ofEpochMilli(at),
               redriven ? Math.max(1, redrives) : 0));
@@ -215,6 +216,15 @@ public final class ExecutionRecorder implements AutoCloseable {
           .log("start event without its app; only its history is recorded");
       return Optional.empty();
     }
+  }
+
+  /**
+   * The event's {@code trigger} (decision 0034) as compact JSON; null when absent or not an object
+   * (the execution was not started by a trigger).
+   */
+  private static String trigger(JsonNode event) {
+    JsonNode trigger = event.get("trigger");
+    return trigger == null || !trigger.isObject() ? null : trigger.toString();
   }
 
   private static String text(JsonNode event, String field, String fallback) {

@@ -13,6 +13,7 @@ import dev.sand.store.ExecutionStart;
 import dev.sand.store.HistoryEntry;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** What the recorders make of the records of {@code sand.results} and {@code sand.history}. */
@@ -153,6 +154,7 @@ class RecordMappingTest {
                 "main",
                 "{\"a\":1}",
                 "order-7",
+                null,
                 Instant.ofEpochMilli(7),
                 Instant.ofEpochMilli(10),
                 0));
@@ -175,7 +177,51 @@ class RecordMappingTest {
     assertThat(start.redriveCount()).isEqualTo(2);
     assertThat(start.input()).isNull();
     assertThat(start.name()).isNull();
+    assertThat(start.trigger()).isNull();
     assertThat(start.app()).isEqualTo("orders"); // from the message
+  }
+
+  /**
+   * An ExecutionStarted event's {@code trigger} object is recorded as compact JSON; one that is
+   * absent, null or not an object records none.
+   */
+  @Test
+  void startedByATrigger_recordsTheTriggerAsCompactJson() {
+    String started =
+        "{\"type\":\"ExecutionStarted\",\"at_ms\":10,\"input\":{},\"name\":\"nightly-20261127T020000Z\","
+            + "\"trigger\": {\"name\": \"nightly\", \"kind\": \"schedule\","
+            + " \"time\": \"2026-11-27T02:00:00Z\"}}";
+
+    ExecutionStart start = startOf(started);
+
+    assertThat(start.trigger())
+        .isEqualTo(
+            "{\"name\":\"nightly\",\"kind\":\"schedule\",\"time\":\"2026-11-27T02:00:00Z\"}");
+    assertThat(start.name()).isEqualTo("nightly-20261127T020000Z");
+    for (String trigger : List.of("", ",\"trigger\":null", ",\"trigger\":\"orders\"")) {
+      assertThat(startOf("{\"type\":\"ExecutionStarted\",\"at_ms\":10" + trigger + "}").trigger())
+          .as(trigger)
+          .isNull();
+    }
+  }
+
+  /** A redrive records no trigger, even if its event carried one: the first start's stays. */
+  @Test
+  void redriven_recordsNoTrigger() {
+    assertThat(
+            startOf(
+                    "{\"type\":\"ExecutionRedriven\",\"at_ms\":50,\"redrive_count\":1,"
+                        + "\"trigger\":{\"name\":\"nightly\",\"kind\":\"schedule\"}}")
+                .trigger())
+        .isNull();
+  }
+
+  private static ExecutionStart startOf(String event) {
+    return ExecutionRecorder.toRecorded(
+            EventCodec.encode(event(EventKind.HISTORY, utf8("[" + event + "]"))))
+        .orElseThrow()
+        .starts()
+        .get(0);
   }
 
   /** A HISTORY payload that is not a JSON list, or another kind, records nothing. */

@@ -1,0 +1,411 @@
+package dev.sand.agent.triggers;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.bridge.kafka.KafkaBridge;
+import dev.sand.config.KafkaConfig;
+import dev.sand.store.TriggerFiring;
+import dev.sand.store.TriggerState;
+import dev.sand.store.cassandra.CassandraStore;
+import dev.sand.store.cassandra.TriggerTable;
+import io.prometheus.metrics.core.metrics.Counter;
+import io.prometheus.metrics.core.metrics.GaugeWithCallback;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The triggers of the apps this host runs (decision 0034): schedules ({@link ScheduleRunner}) and
+ * topic consumers ({@link TopicTrigger}), kept in step with the deployed apps once a second; their
+ * pause state, read from Cassandra every {@link #STATE_REFRESH_MS} (and at once on this agent when
+ * it pauses or resumes one); and what the API shows of them. One thread; {@link #close} stops it.
+ */
+public final class Triggers implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Triggers.class);
+  private static final long TICK_MS = 1000;
+  static final long STATE_REFRESH_MS = 5000;
+  private static final long LAG_TIMEOUT_MS = 3000;
+
+  /** The apps deployed on this host, as their descriptions (metadata). */
+  public interface Apps {
+    List<JsonNode> deployedHere();
+
+    /** Notes a line in the app's log ({@code sand logs}). */
+    void note(String app, String line);
+  }
+
+  /** A trigger unknown to an app. */
+  public static final class UnknownTrigger extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UnknownTrigger(String message) {
+      super(message);
+    }
+  }
+
+  private final String hostId;
+  private final KafkaConfig kafka;
+  private final Supplier<CassandraStore> cassandra;
+  private final Supplier<KafkaBridge> bridge;
+  private final Apps apps;
+  private final Clock clock;
+  private final Starts starts;
+  private final ScheduleRunner schedules;
+  private final Counter firings;
+  private final Counter skippedRecords;
+  private final Map<String, TopicTrigger> topics = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, TriggerState>> states = new ConcurrentHashMap<>();
+  private final Map<String, Long> skippedSeen = new HashMap<>();
+  private volatile Map<String, List<TriggerDef>> defs = Map.of();
+  private final Thread thread;
+  private volatile boolean running = true;
+  private long statesReadMs;
+
+  public Triggers(
+      String hostId,
+      String incarnation,
+      KafkaConfig kafka,
+      Supplier<CassandraStore> cassandra,
+      Supplier<KafkaBridge> bridge,
+      Apps apps,
+      Clock clock,
+      PrometheusRegistry registry) {
+    this.hostId = hostId;
+    this.kafka = kafka;
+    this.cassandra = cassandra;
+    this.bridge = bridge;
+    this.apps = apps;
+    this.clock = clock;
+    this.starts = new Starts(hostId, Starts.kafka(kafka, "sand-triggers-" + hostId));
+    this.firings =
+        Counter.builder()
+            .name("sand_trigger_firings")
+            .help("Executions this agent started for a trigger (a schedule's firing, a record)")
+            .labelNames("app", "trigger")
+            .withoutExemplars()
+            .register(registry);
+    this.skippedRecords =
+        Counter.builder()
+            .name("sand_trigger_records_skipped")
+            .help("Records of a topic trigger that started nothing (not JSON, or too large)")
+            .labelNames("app", "trigger")
+            .withoutExemplars()
+            .register(registry);
+    GaugeWithCallback.builder()
+        .name("sand_trigger_lag_records")
+        .help("Records of a topic trigger's partitions on this host not started yet")
+        .labelNames("app", "trigger")
+        .callback(
+            cb ->
+                topics
+                    .values()
+                    .forEach(
+                        t -> {
+                          if (t.lag() >= 0) {
+                            cb.call(t.lag(), t.def().app(), t.def().name());
+                          }
+                        }))
+        .register(registry);
+    BiConsumer<TriggerDef, String> started =
+        (def, id) -> firings.labelValues(def.app(), def.name()).inc();
+    this.schedules = new ScheduleRunner(incarnation, claims(), starts, started);
+    this.thread = new Thread(this::run, "triggers");
+    thread.setDaemon(true);
+  }
+
+  public void start() {
+    thread.start();
+  }
+
+  private void run() {
+    while (running) {
+      try {
+        tick();
+      } catch (RuntimeException e) {
+        LOG.atWarn().addKeyValue("error", e.toString()).log("triggers tick failed; trying again");
+      }
+      try {
+        Thread.sleep(TICK_MS);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  private void tick() {
+    long now = clock.millis();
+    Map<String, List<TriggerDef>> current = new HashMap<>();
+    Map<String, Long> deployedAt = new HashMap<>();
+    Map<String, Integer> payloadLimits = new HashMap<>();
+    for (JsonNode app : apps.deployedHere()) {
+      List<String> problems = new ArrayList<>();
+      List<TriggerDef> of = TriggerDef.of(app, problems);
+      String name = app.path("name").asText();
+      problems.forEach(p -> LOG.atWarn().addKeyValue("app", name).log("trigger ignored: " + p));
+      if (!of.isEmpty()) {
+        current.put(name, of);
+        deployedAt.put(name, millis(app.path("deployed_at").asText(null)));
+        payloadLimits.put(name, app.path("limits").path("payload_kb").asInt(256) * 1024);
+      }
+    }
+    defs = current;
+    CassandraStore store = cassandra.get();
+    if (store == null) {
+      return;
+    }
+    if (now - statesReadMs >= STATE_REFRESH_MS) {
+      statesReadMs = now;
+      states.keySet().retainAll(current.keySet());
+      for (String app : current.keySet()) {
+        states.put(app, new ConcurrentHashMap<>(store.triggers().states(app)));
+      }
+    }
+    Set<String> keys = new HashSet<>();
+    for (var entry : current.entrySet()) {
+      for (TriggerDef def : entry.getValue()) {
+        String key = def.app() + "/" + def.name();
+        keys.add(key);
+        TriggerState state = state(def.app(), def.name());
+        if (def.isSchedule()) {
+          schedules.tick(def, state, deployedAt.get(def.app()), now);
+        } else {
+          TopicTrigger running = topics.get(key);
+          if (running != null && !running.def().topic().equals(def.topic())) {
+            running.close();
+            topics.remove(key);
+            running = null;
+          }
+          if (running == null) {
+            running =
+                new TopicTrigger(
+                    kafka,
+                    hostId,
+                    def,
+                    starts,
+                    payloadLimits.get(def.app()),
+                    (d, line) -> apps.note(d.app(), line),
+                    (d, id) -> firings.labelValues(d.app(), d.name()).inc());
+            topics.put(key, running);
+            running.start();
+          }
+          running.paused(state.paused());
+          long skipped = running.skipped();
+          long seen = skippedSeen.getOrDefault(key, 0L);
+          if (skipped > seen) {
+            skippedRecords.labelValues(def.app(), def.name()).inc(skipped - seen);
+            skippedSeen.put(key, skipped);
+          }
+        }
+      }
+    }
+    for (String key : List.copyOf(topics.keySet())) {
+      if (!keys.contains(key)) {
+        topics.remove(key).close();
+        skippedSeen.remove(key);
+      }
+    }
+    schedules.retain(keys);
+  }
+
+  private TriggerState state(String app, String trigger) {
+    return states.getOrDefault(app, Map.of()).getOrDefault(trigger, TriggerState.ACTIVE);
+  }
+
+  /**
+   * The triggers of {@code app} as the API shows them (deployed here or not: the description is the
+   * app's metadata).
+   */
+  public List<ObjectNode> describe(JsonNode metadata) {
+    String app = metadata.path("name").asText();
+    TriggerTable table = table();
+    Map<String, TriggerState> stored = table.states(app);
+    List<ObjectNode> out = new ArrayList<>();
+    List<String> problems = new ArrayList<>();
+    Instant now = clock.instant();
+    for (TriggerDef def : TriggerDef.of(metadata, problems)) {
+      ObjectNode doc = def.spec().deepCopy();
+      TriggerState state = stored.getOrDefault(def.name(), TriggerState.ACTIVE);
+      doc.put("paused", state.paused());
+      if (state.paused()) {
+        doc.put("paused_at", Instant.ofEpochMilli(state.changedAt()).toString());
+      } else {
+        doc.putNull("paused_at");
+      }
+      if (def.isSchedule()) {
+        Optional<Instant> next = state.paused() ? Optional.empty() : def.schedule().nextAfter(now);
+        if (next.isPresent()) {
+          doc.put("next_firing", next.get().toString());
+        } else {
+          doc.putNull("next_firing");
+        }
+        Optional<TriggerFiring> last = table.last(app, def.name());
+        if (last.isPresent()) {
+          ObjectNode l = doc.putObject("last_firing");
+          l.put("time", last.get().firing());
+          l.put("execution_id", last.get().executionId());
+        } else {
+          doc.putNull("last_firing");
+        }
+      } else {
+        OptionalLong lag = groupLag(def);
+        if (lag.isPresent()) {
+          doc.put("lag", lag.getAsLong());
+        } else {
+          doc.putNull("lag");
+        }
+      }
+      out.add(doc);
+    }
+    return out;
+  }
+
+  /**
+   * Pauses or resumes trigger {@code name} of {@code metadata}'s app; returns its document.
+   *
+   * @throws UnknownTrigger when the app has no such trigger
+   */
+  public ObjectNode setPaused(JsonNode metadata, String name, boolean paused) {
+    String app = metadata.path("name").asText();
+    List<String> names = new ArrayList<>();
+    metadata.path("triggers").forEach(t -> names.add(t.path("name").asText()));
+    if (!names.contains(name)) {
+      throw new UnknownTrigger(
+          "no trigger '"
+              + name
+              + "' in app '"
+              + app
+              + "'"
+              + (names.isEmpty()
+                  ? " (it has none)"
+                  : " (it has: " + String.join(", ", names) + ")"));
+    }
+    TriggerTable table = table();
+    TriggerState now = table.states(app).getOrDefault(name, TriggerState.ACTIVE);
+    if (now.paused() != paused) {
+      long at = clock.millis();
+      table.setPaused(app, name, paused, at);
+      states
+          .computeIfAbsent(app, a -> new ConcurrentHashMap<>())
+          .put(name, new TriggerState(paused, at));
+      TopicTrigger topic = topics.get(app + "/" + name);
+      if (topic != null) {
+        topic.paused(paused);
+      }
+      apps.note(app, "trigger " + name + (paused ? " paused" : " resumed"));
+    }
+    return describe(metadata).stream()
+        .filter(d -> name.equals(d.path("name").asText()))
+        .findFirst()
+        .orElseGet(JsonNodeFactory.instance::objectNode);
+  }
+
+  /**
+   * The records of {@code def}'s topic its group has not started, over every partition (every
+   * host's part): end offsets less committed ones; empty when Kafka does not answer in time.
+   */
+  private OptionalLong groupLag(TriggerDef def) {
+    KafkaBridge kafka = bridge.get();
+    if (kafka == null) {
+      return OptionalLong.empty();
+    }
+    Admin admin = kafka.admin();
+    try {
+      Map<TopicPartition, OffsetAndMetadata> committed =
+          admin
+              .listConsumerGroupOffsets(TopicTrigger.group(def.app(), def.name()))
+              .partitionsToOffsetAndMetadata()
+              .get(LAG_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      if (committed.isEmpty()) {
+        return OptionalLong.of(0); // nothing read yet: the group starts at the topic's end
+      }
+      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+      committed.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
+      var ends = admin.listOffsets(latest).all().get(LAG_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+      long total = 0;
+      for (var entry : committed.entrySet()) {
+        var end = ends.get(entry.getKey());
+        if (end != null && entry.getValue() != null) {
+          total += Math.max(0, end.offset() - entry.getValue().offset());
+        }
+      }
+      return OptionalLong.of(total);
+    } catch (ExecutionException | TimeoutException e) {
+      return OptionalLong.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return OptionalLong.empty();
+    }
+  }
+
+  private TriggerTable table() {
+    CassandraStore store = cassandra.get();
+    if (store == null) {
+      throw new dev.sand.store.StoreException("the global data layer is not connected yet", null);
+    }
+    return store.triggers();
+  }
+
+  private ScheduleRunner.Claims claims() {
+    return new ScheduleRunner.Claims() {
+      @Override
+      public Optional<TriggerFiring> last(String app, String trigger) {
+        return table().last(app, trigger);
+      }
+
+      @Override
+      public Optional<TriggerFiring> claim(
+          String app, String trigger, String firing, String executionId, String owner, long nowMs) {
+        return table().claim(app, trigger, firing, executionId, owner, nowMs);
+      }
+
+      @Override
+      public boolean takeOver(
+          String app, String trigger, TriggerFiring held, String owner, long nowMs) {
+        return table().takeOver(app, trigger, held, owner, nowMs);
+      }
+
+      @Override
+      public void published(String app, String trigger, String firing) {
+        table().published(app, trigger, firing);
+      }
+    };
+  }
+
+  private static long millis(String iso) {
+    try {
+      return iso == null ? 0 : Instant.parse(iso).toEpochMilli();
+    } catch (java.time.format.DateTimeParseException e) {
+      return 0;
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    thread.interrupt();
+    topics.values().forEach(TopicTrigger::close);
+    topics.clear();
+    starts.close();
+  }
+}
