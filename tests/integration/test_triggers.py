@@ -136,23 +136,22 @@ def test_topic_eachRecordStartsOneExecution_withTheRecordAsInput(
     records = [{"order": i, "tag": tag} for i in range(5)]
     produce(cluster_config, api.topic, [*records, b"not json " + tag.encode()])
 
-    def started() -> list[dict[str, Any]]:
+    def ended() -> list[dict[str, Any]]:
         mine = []
         for e in api.executions():
-            trigger = e.get("trigger") or {}
-            if trigger.get("name") == "orders":
+            if (e.get("trigger") or {}).get("name") == "orders" and e["status"] != "RUNNING":
                 doc = api.status(e["execution_id"])
-                if doc.get("input", {}).get("tag") == tag:
+                if (doc.get("output") or {}).get("noted", {}).get("tag") == tag:
                     mine.append(doc)
         return mine if len(mine) >= len(records) else []
 
-    docs = wait_for("5 executions of the topic's records", started, 90)
-    assert sorted(d["input"]["order"] for d in docs) == [0, 1, 2, 3, 4], docs
+    docs = wait_for("5 executions of the topic's records", ended, 90)
+    assert sorted(d["output"]["noted"]["order"] for d in docs) == [0, 1, 2, 3, 4], docs
     for doc in docs:
-        done = api.wait(doc["execution_id"], 30)
-        assert done["status"] == "SUCCEEDED", done
-        assert done["trigger"]["kind"] == "topic" and done["trigger"]["topic"] == api.topic
-        assert isinstance(done["trigger"]["offset"], int)
+        assert doc["status"] == "SUCCEEDED", doc
+        # the result document names the trigger and the record
+        assert doc["trigger"]["kind"] == "topic" and doc["trigger"]["topic"] == api.topic, doc
+        assert isinstance(doc["trigger"]["offset"], int)
     offsets = [d["trigger"]["offset"] for d in docs]
     assert len(set(offsets)) == 5, offsets
     logs = api.call("GET", f"/v1/apps/{api.app}/logs").json()["logs"]
