@@ -55,7 +55,10 @@ final class Starts implements AutoCloseable {
     this.publisher = publisher;
   }
 
-  /** A publisher through a producer of its own (acks from all replicas, idempotent). */
+  /**
+   * A publisher through a producer of its own (acks from all replicas, idempotent), made at the
+   * first publish: an agent whose apps have no triggers runs no producer for them.
+   */
   static Publisher kafka(KafkaConfig config, String clientId) {
     Properties props = new Properties();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
@@ -66,22 +69,34 @@ final class Starts implements AutoCloseable {
     props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
     props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, DELIVERY_TIMEOUT_MS);
     props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 5_000);
-    Producer<String, byte[]> producer =
-        new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
     return new Publisher() {
+      private Producer<String, byte[]> producer;
+      private boolean closed;
+
+      private synchronized Producer<String, byte[]> producer() {
+        if (closed) {
+          throw new KafkaException("the triggers' producer is closed");
+        }
+        if (producer == null) {
+          producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
+        }
+        return producer;
+      }
+
       @Override
       public CompletableFuture<Void> publish(String topic, String key, byte[] event) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         try {
-          producer.send(
-              new ProducerRecord<>(topic, key, event),
-              (metadata, error) -> {
-                if (error == null) {
-                  done.complete(null);
-                } else {
-                  done.completeExceptionally(error);
-                }
-              });
+          producer()
+              .send(
+                  new ProducerRecord<>(topic, key, event),
+                  (metadata, error) -> {
+                    if (error == null) {
+                      done.complete(null);
+                    } else {
+                      done.completeExceptionally(error);
+                    }
+                  });
         } catch (KafkaException e) {
           done.completeExceptionally(e);
         }
@@ -89,8 +104,11 @@ final class Starts implements AutoCloseable {
       }
 
       @Override
-      public void close() {
-        producer.close(java.time.Duration.ofSeconds(1));
+      public synchronized void close() {
+        closed = true;
+        if (producer != null) {
+          producer.close(java.time.Duration.ofSeconds(1));
+        }
       }
     };
   }
