@@ -680,7 +680,8 @@ def test_aStateWaitingForACallback_showsItsToken_andSendSuccessEndsIt(
     new_page: Callable[..., Page], alice: Tenant, story: str
 ) -> None:
     """Issue 23: a callback task's state is drawn waiting (not running); its panel holds the
-    task token and a Send success dialog that refuses bad JSON and sends good JSON."""
+    task token, a Send heartbeat button that keeps it waiting, and a Send success dialog that
+    refuses bad JSON and sends good JSON."""
     execution_id = start(alice, story, "approval", {"order": 9})
     page = new_page()
     sign_in(page, alice.token, alice.name)
@@ -697,6 +698,10 @@ def test_aStateWaitingForACallback_showsItsToken_andSendSuccessEndsIt(
     panel = page.get_by_test_id("task-callback")
     token = panel.get_by_test_id("task-token").input_value()
     assert token.count(".") == 1 and len(token) > 40
+    panel.get_by_test_id("send-heartbeat").click()
+    expect(panel.get_by_test_id("heartbeat-sent")).to_contain_text(
+        re.compile(r"Heartbeat sent at \d\d:\d\d:\d\d; the heartbeat clock restarts")
+    )
     panel.get_by_test_id("send-success").click()
     dialog = page.get_by_test_id("success-dialog")
     set_editor_text(page, '{"approved": tru', dialog.get_by_test_id("editor"))

@@ -1,7 +1,8 @@
-// A Task waiting for a callback (issue 23): its task token, and the forms that send its
-// result or its failure to POST /v1/tasks/{token}/success|failure as the signed-in user.
+// A Task waiting for a callback (issue 23): its task token, the forms that send its
+// result or its failure to POST /v1/tasks/{token}/success|failure as the signed-in user,
+// and the button that sends a heartbeat (POST /v1/tasks/{token}/heartbeat).
 import { useMemo, useState, type FormEvent, type ReactNode } from "react";
-import { ApiError, sendTaskFailure, sendTaskSuccess, type TaskAnswer } from "../api";
+import { ApiError, sendTaskFailure, sendTaskHeartbeat, sendTaskSuccess, type TaskAnswer } from "../api";
 import { MAX_CAUSE_CHARS, MAX_ERROR_CHARS, callbackErrorText, failureBody, parseOutput } from "../lib/callback";
 import type { CallbackWait } from "../lib/history";
 import { Time } from "./common";
@@ -20,6 +21,9 @@ type Send = (call: () => Promise<TaskAnswer>) => Promise<string | null>;
 
 export function TaskCallback({ wait, onAnswer }: { wait: CallbackWait; onAnswer: (answer: CallbackAnswer) => void }) {
   const [dialog, setDialog] = useState<"success" | "failure" | null>(null);
+  const [beating, setBeating] = useState(false);
+  // kept with its token: the page may draw another state's wait in this same panel
+  const [beat, setBeat] = useState<{ token: string; shown: HeartbeatShown } | null>(null);
   const send: Send = async (call) => {
     try {
       const answer = await call();
@@ -33,6 +37,14 @@ export function TaskCallback({ wait, onAnswer }: { wait: CallbackWait; onAnswer:
       onAnswer({ ok: false, text });
       return null;
     }
+  };
+  const sendBeat = async () => {
+    setBeating(true);
+    setBeat(null);
+    const token = wait.token;
+    const shown = await heartbeat(token, onAnswer);
+    setBeating(false);
+    if (shown) setBeat({ token, shown });
   };
   return (
     <div className="callback" data-testid="task-callback">
@@ -59,9 +71,69 @@ export function TaskCallback({ wait, onAnswer }: { wait: CallbackWait; onAnswer:
         <button className="danger" data-testid="send-failure" onClick={() => setDialog("failure")}>
           Send failure…
         </button>
+        <HeartbeatButton sending={beating} onSend={() => void sendBeat()} />
       </div>
+      <HeartbeatAnswer shown={beat?.token === wait.token ? beat.shown : null} />
       {dialog === "success" && <SuccessDialog token={wait.token} send={send} onCancel={() => setDialog(null)} />}
       {dialog === "failure" && <FailureDialog token={wait.token} send={send} onCancel={() => setDialog(null)} />}
+    </div>
+  );
+}
+
+/** What the button shows of its last heartbeat: the time it left (epoch ms), or why the
+ * server refused it. */
+export type HeartbeatShown = { ok: true; atMs: number } | { ok: false; text: string };
+
+/** Sends a heartbeat for `token` as the signed-in user, and says what to show by the button;
+ * null when the task no longer waits (a 409): that refusal goes to `onAnswer`, as the other
+ * callbacks' 409 does, since nothing here can change it. Never rejects. */
+export async function heartbeat(
+  token: string,
+  onAnswer: (answer: CallbackAnswer) => void,
+  now: () => number = Date.now,
+): Promise<HeartbeatShown | null> {
+  const atMs = now();
+  try {
+    await sendTaskHeartbeat(token);
+    return { ok: true, atMs };
+  } catch (e) {
+    const text = callbackErrorText(e);
+    if (!(e instanceof ApiError && e.status === 409)) return { ok: false, text };
+    onAnswer({ ok: false, text });
+    return null;
+  }
+}
+
+/** `HH:MM:SS` of `ms` in the browser's zone. */
+function clockTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
+}
+
+/** Send heartbeat, held while one is under way. */
+export function HeartbeatButton({ sending, onSend }: { sending: boolean; onSend: () => void }) {
+  return (
+    <button data-testid="send-heartbeat" disabled={sending} onClick={onSend}>
+      {sending ? "Sending…" : "Send heartbeat"}
+    </button>
+  );
+}
+
+/** The last heartbeat's confirmation or refusal (nothing before the first, or while one is
+ * under way). */
+export function HeartbeatAnswer({ shown }: { shown: HeartbeatShown | null }) {
+  if (shown === null) return null;
+  if (shown.ok) {
+    return (
+      <div className="ok-text small" role="status" data-testid="heartbeat-sent">
+        {`Heartbeat sent at ${clockTime(shown.atMs)}; the heartbeat clock restarts`}
+      </div>
+    );
+  }
+  return (
+    <div className="banner banner-error" role="alert" data-testid="heartbeat-error">
+      {shown.text}
     </div>
   );
 }

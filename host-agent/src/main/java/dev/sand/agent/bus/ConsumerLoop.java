@@ -15,17 +15,18 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One thread that runs one step of a Kafka consumer's work at a time until closed, the agent's
- * consumers' common shape ({@link GlobalBus}, {@link BatchRecorder}): manual commits, from the
- * earliest offset, cooperative rebalancing (healthy members keep their partitions while a dead
- * one's move). A step that throws is logged and tried again half a second later — Redis, Kafka or
- * Cassandra away, a rebalance refusing a commit: each step commits only what it handled, so going
- * on loses nothing.
+ * consumers' common shape ({@link GlobalBus}, {@link BatchRecorder}, topic triggers): manual
+ * commits, from the earliest offset, cooperative rebalancing (healthy members keep their partitions
+ * while a dead one's move). A step that throws is logged and tried again half a second later —
+ * Redis, Kafka or Cassandra away, a rebalance refusing a commit: each step commits only what it
+ * handled, so going on loses nothing.
  */
-final class ConsumerLoop implements AutoCloseable {
+public final class ConsumerLoop implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConsumerLoop.class);
 
   /** What a consumer is: its group, its name, how fast a dead member is noticed. */
-  record Settings(String group, String clientId, Duration sessionTimeout, Duration heartbeat) {}
+  public record Settings(
+      String group, String clientId, Duration sessionTimeout, Duration heartbeat) {}
 
   private final KafkaConsumer<String, byte[]> consumer;
   private final Thread thread;
@@ -36,7 +37,7 @@ final class ConsumerLoop implements AutoCloseable {
   /**
    * @param tuning further consumer properties (fetch sizes and waits)
    */
-  ConsumerLoop(KafkaConfig config, Settings settings, Properties tuning, String threadName) {
+  public ConsumerLoop(KafkaConfig config, Settings settings, Properties tuning, String threadName) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
     props.put(ConsumerConfig.GROUP_ID_CONFIG, settings.group());
@@ -56,12 +57,12 @@ final class ConsumerLoop implements AutoCloseable {
   }
 
   /** The consumer, for the steps (used by the loop's thread only). */
-  KafkaConsumer<String, byte[]> consumer() {
+  public KafkaConsumer<String, byte[]> consumer() {
     return consumer;
   }
 
   /** Starts running {@code work} over and over; {@code last} runs once when stopping. */
-  void start(Runnable work, Runnable last) {
+  public void start(Runnable work, Runnable last) {
     this.step = work;
     this.onStop = last;
     thread.start();
@@ -94,7 +95,7 @@ final class ConsumerLoop implements AutoCloseable {
     }
   }
 
-  static void sleep(long ms) {
+  public static void sleep(long ms) {
     try {
       Thread.sleep(ms);
     } catch (InterruptedException e) {

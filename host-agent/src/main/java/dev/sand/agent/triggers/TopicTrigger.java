@@ -2,6 +2,7 @@ package dev.sand.agent.triggers;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sand.agent.bus.ConsumerLoop;
 import dev.sand.config.KafkaConfig;
 import java.io.IOException;
 import java.time.Duration;
@@ -15,16 +16,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
-import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,12 +44,12 @@ final class TopicTrigger implements AutoCloseable {
   private final int maxInputBytes;
   private final BiConsumer<TriggerDef, String> note;
   private final BiConsumer<TriggerDef, String> started;
+  private final ConsumerLoop loop;
   private final KafkaConsumer<String, byte[]> consumer;
-  private final Thread thread;
+  private boolean subscribed; // by the loop's thread
   private final AtomicLong lag = new AtomicLong(-1);
   private final AtomicLong skipped = new AtomicLong();
   private volatile boolean paused;
-  private volatile boolean running = true;
 
   /**
    * @param maxInputBytes the app's largest input ({@code limits.payload_kb})
@@ -72,21 +69,23 @@ final class TopicTrigger implements AutoCloseable {
     this.maxInputBytes = maxInputBytes;
     this.note = note;
     this.started = started;
-    Properties props = new Properties();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, group(def.app(), def.name()));
-    props.put(
-        ConsumerConfig.CLIENT_ID_CONFIG,
-        "sand-trigger-" + hostId + "-" + def.app() + "-" + def.name());
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
-    props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);
+    Properties tuning = new Properties();
+    // a new group starts at the topic's end: records from before the deploy start nothing
+    tuning.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+    tuning.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 100);
     // a trigger never makes its topic (the broker may auto-create): deploy checked it exists
-    props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
-    this.consumer =
-        new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
-    this.thread = new Thread(this::run, "trigger-" + def.app() + "-" + def.name());
-    thread.setDaemon(true);
+    tuning.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+    this.loop =
+        new ConsumerLoop(
+            config,
+            new ConsumerLoop.Settings(
+                group(def.app(), def.name()),
+                "sand-trigger-" + hostId + "-" + def.app() + "-" + def.name(),
+                Duration.ofSeconds(10),
+                Duration.ofSeconds(3)),
+            tuning,
+            "trigger-" + def.app() + "-" + def.name());
+    this.consumer = loop.consumer();
   }
 
   /** The consumer group of a topic trigger. */
@@ -99,7 +98,15 @@ final class TopicTrigger implements AutoCloseable {
   }
 
   void start() {
-    thread.start();
+    loop.start(
+        () -> {
+          if (!subscribed) {
+            consumer.subscribe(List.of(def.topic()));
+            subscribed = true;
+          }
+          step();
+        },
+        () -> {});
   }
 
   /** Pauses or resumes consumption (takes effect at the next poll). */
@@ -115,32 +122,6 @@ final class TopicTrigger implements AutoCloseable {
   /** Records skipped since this agent started (values that are not JSON or too large). */
   long skipped() {
     return skipped.get();
-  }
-
-  private void run() {
-    try {
-      consumer.subscribe(List.of(def.topic()));
-      while (running) {
-        try {
-          step();
-        } catch (WakeupException e) {
-          if (running) {
-            throw e;
-          }
-        } catch (RuntimeException e) {
-          LOG.atWarn()
-              .addKeyValue("app", def.app())
-              .addKeyValue("trigger", def.name())
-              .addKeyValue("error", e.toString())
-              .log("topic trigger step failed; trying again");
-          sleep(500);
-        }
-      }
-    } catch (WakeupException e) {
-      // closing
-    } finally {
-      consumer.close(CloseOptions.timeout(Duration.ofSeconds(2)));
-    }
   }
 
   private void step() {
@@ -216,7 +197,7 @@ final class TopicTrigger implements AutoCloseable {
           .addKeyValue("app", def.app())
           .addKeyValue("trigger", def.name())
           .log("records not started; reading them again");
-      sleep(1000);
+      ConsumerLoop.sleep(1000);
     }
     long total = 0;
     for (TopicPartition tp : consumer.assignment()) {
@@ -264,22 +245,8 @@ final class TopicTrigger implements AutoCloseable {
     return input;
   }
 
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
   @Override
   public void close() {
-    running = false;
-    consumer.wakeup();
-    try {
-      thread.join(5000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    loop.close();
   }
 }
