@@ -219,7 +219,9 @@ def test_schedule_firesOncePerMinute_acrossBothHosts_aHostKilledAndBack(
     and after it came back — consecutive minutes, none missing."""
     from .kafka_topics import app_with_topic, create_topic
 
-    app, topic = app_with_topic(APPS / "triggers", "ticks", tmp_path)
+    # a fresh name: the suite's Cassandra keeps executions (and firings) between runs
+    name_of_app = f"ticks-{os.urandom(3).hex()}"
+    app, topic = app_with_topic(APPS / "triggers", name_of_app, tmp_path)
     create_topic(cluster.config, topic)  # for its topic trigger
     admin = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=120)
     admin.deploy(app, backend="process")
@@ -227,7 +229,7 @@ def test_schedule_firesOncePerMinute_acrossBothHosts_aHostKilledAndBack(
 
     def ticks() -> dict[str, str]:
         found: dict[str, str] = {}
-        for e in admin.executions(app="ticks", limit=200).executions:
+        for e in admin.executions(app=name_of_app, limit=200).executions:
             if e.name and name.match(e.name):
                 assert e.name not in found, f"two executions for the firing {e.name}"
                 found[e.name] = e.execution_id
@@ -260,7 +262,7 @@ def test_schedule_firesOncePerMinute_acrossBothHosts_aHostKilledAndBack(
                 time.sleep(0.5)
             assert doc.status == "SUCCEEDED", doc
     finally:
-        admin.undeploy("ticks")
+        admin.undeploy(name_of_app)
 
 
 @pytest.mark.timeout(120)
