@@ -264,7 +264,7 @@ class _AppLoader:
         history = doc.get("history", True)
         if not isinstance(history, bool):
             self.problem("history", f"must be true or false, got {history!r}")
-        triggers = self.check_triggers(doc.get("triggers"), doc.get("workflows"), limits)
+        triggers = self.check_triggers(doc.get("triggers"), doc.get("workflows"), limits, name)
         if self.problems:
             raise self.fail()
         assert name is not None
@@ -510,7 +510,9 @@ class _AppLoader:
 
     # -- triggers ------------------------------------------------------------------
 
-    def check_triggers(self, section: Any, workflows: Any, limits: Limits) -> tuple[Trigger, ...]:
+    def check_triggers(
+        self, section: Any, workflows: Any, limits: Limits, name: str | None
+    ) -> tuple[Trigger, ...]:
         """Triggers are checked against the workflows the manifest declares, loaded or not:
         a workflow file with problems is reported once, not again by each trigger."""
         declared = [
@@ -518,7 +520,7 @@ class _AppLoader:
             for name in self.declared_names(workflows)
             if contracts.WORKFLOW_NAME.fullmatch(name)
         ]
-        facts = AppFacts(tuple(declared), _default_workflow(declared), limits.payload_bytes)
+        facts = AppFacts(tuple(declared), _default_workflow(declared), limits.payload_bytes, name)
         return check_triggers(section, facts, self.problem)
 
     # -- requirements and limits ---------------------------------------------------

@@ -25,6 +25,7 @@ GRAIN_NAME: Final = re.compile(_c.NAME_GRAIN)
 WORKFLOW_NAME: Final = re.compile(_c.NAME_WORKFLOW)
 HOST_ID: Final = re.compile(_c.NAME_HOST)
 EXECUTION_ID: Final = re.compile(_c.NAME_EXECUTION)
+TRIGGER_NAME: Final = re.compile(_c.NAME_TRIGGER)
 DATA_REQUEST_ID: Final = re.compile(_c.NAME_DATA_REQUEST)
 USER_NAME: Final = re.compile(_c.NAME_USER)
 

@@ -37,8 +37,10 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from enum import StrEnum
 from typing import Any, ClassVar, Final
 
+from sand import contracts
+
 MAX_TRIGGERS: Final = 20
-TRIGGER_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+TRIGGER_NAME: Final = contracts.TRIGGER_NAME
 # Kafka's own rule for a topic name; SAND's topics and Kafka's internal ones are off limits
 TOPIC_NAME: Final = re.compile(r"[A-Za-z0-9._-]{1,249}")
 RESERVED_TOPIC_PREFIXES: Final = ("sand.", "__")
@@ -391,6 +393,13 @@ class TopicTrigger:
 Trigger = ScheduleTrigger | TopicTrigger
 
 
+def own_topic(app: str, topic: str) -> bool:
+    """Whether ``app`` may read ``topic``: its own name or ``<app>.<name>``. App names belong
+    to their users (decision 0017), topic names to nobody: without this rule one tenant's
+    trigger could read another's topic. The agent applies the same rule at deploy."""
+    return topic == app or topic.startswith(app + ".")
+
+
 def to_description(triggers: Sequence[Trigger]) -> list[dict[str, Any]]:
     """The triggers as the app's description lists them: sorted by name, defaults filled."""
     return [t.to_description() for t in sorted(triggers, key=lambda t: t.name)]
@@ -403,6 +412,7 @@ class AppFacts:
     workflows: tuple[str, ...]  # the workflows the manifest declares
     default_workflow: str | None  # None: several and none called "main"
     payload_limit_bytes: int  # limits.payload_kb, in bytes
+    name: str | None = None  # the app's name, when valid: a topic trigger reads its own topics
 
     @property
     def payload_kb(self) -> int:
@@ -575,6 +585,13 @@ class _TriggerCheck:
                 TOPIC,
                 f"'{topic}' is reserved: topics starting with 'sand.' are SAND's own, "
                 "with '__' Kafka's",
+            )
+        elif self.app.name is not None and not own_topic(self.app.name, topic):
+            self.problem(
+                TOPIC,
+                f"'{topic}' is not a topic of app '{self.app.name}': a topic trigger reads "
+                f"'{self.app.name}' or '{self.app.name}.<name>' only (app names are owned, "
+                "topic names are not)",
             )
         if not self.ok or not isinstance(topic, str):
             return None

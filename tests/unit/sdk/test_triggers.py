@@ -165,7 +165,7 @@ def test_triggers_loadTyped_sortedByName_withDefaults(make_app: AppFactory) -> N
     root = app_with(
         make_app,
         "  tick:\n    schedule: rate(5 minutes)\n"
-        "  orders:\n    topic: orders\n    workflow: b\n"
+        "  orders:\n    topic: shop.orders\n    workflow: b\n"
         '  nightly:\n    schedule: "cron(0 3 * * 1-5)"\n    timezone: Europe/Paris\n'
         "    input: {report: daily}\n    missed: skip\n",
     )
@@ -180,7 +180,7 @@ def test_triggers_loadTyped_sortedByName_withDefaults(make_app: AppFactory) -> N
         "Europe/Paris",
         Missed.SKIP,
     )
-    assert orders == TopicTrigger("orders", "orders", "b")
+    assert orders == TopicTrigger("orders", "shop.orders", "b")
     assert tick == ScheduleTrigger("tick", Rate(5, "minutes"), "main", {}, "UTC", Missed.RUN_ONCE)
     after = instant("2026-03-27T00:00:00Z")
     assert [format_instant(t) for t in nightly.next_firings(after, 2)] == [
@@ -197,7 +197,7 @@ def test_noTriggers_isAnEmptyTuple(make_app: AppFactory) -> None:
     ("triggers", "expected"),
     [
         (
-            "  t:\n    schedule: rate(1 day)\n    topic: orders\n",
+            "  t:\n    schedule: rate(1 day)\n    topic: shop.orders\n",
             "triggers.t: needs exactly one of schedule (a schedule) or topic (a Kafka topic), "
             "got both",
         ),
@@ -245,15 +245,15 @@ def test_noTriggers_isAnEmptyTuple(make_app: AppFactory) -> None:
             "triggers.t.missed: must be run_once or skip, got 'always'",
         ),
         (
-            "  t:\n    topic: orders\n    missed: skip\n",
+            "  t:\n    topic: shop.orders\n    missed: skip\n",
             "triggers.t.missed: applies to schedule triggers only",
         ),
         (
-            "  t:\n    topic: orders\n    timezone: UTC\n",
+            "  t:\n    topic: shop.orders\n    timezone: UTC\n",
             "triggers.t.timezone: applies to cron schedules only",
         ),
         (
-            "  t:\n    topic: orders\n    input: {}\n",
+            "  t:\n    topic: shop.orders\n    input: {}\n",
             "triggers.t.input: applies to schedule triggers only (a topic's record is the input)",
         ),
         (
@@ -272,8 +272,8 @@ def test_noTriggers_isAnEmptyTuple(make_app: AppFactory) -> None:
             "not '.' or '..'",
         ),
         (
-            "  t:\n    topic: orders/eu\n",
-            "triggers.t.topic: 'orders/eu' is not a Kafka topic name: 1 to 249 of A-Z a-z 0-9 "
+            "  t:\n    topic: shop/eu\n",
+            "triggers.t.topic: 'shop/eu' is not a Kafka topic name: 1 to 249 of A-Z a-z 0-9 "
             ". _ -, not '.' or '..'",
         ),
         (
@@ -301,14 +301,27 @@ def test_longTopicName_isRefused(make_app: AppFactory) -> None:
     assert problems(app_with(make_app, f"  t:\n    topic: {'a' * 250}\n"))[0].startswith(
         "triggers.t.topic: 'aaa"
     )
-    assert load_app(app_with(make_app, f"  t:\n    topic: {'a' * 249}\n", name="ok")).triggers
+    longest = "shop." + "a" * 244
+    assert load_app(app_with(make_app, f"  t:\n    topic: {longest}\n", name="ok")).triggers
+
+
+def test_topicOfAnotherApp_isRefused_ownTopicsAccepted(make_app: AppFactory) -> None:
+    """App names are owned by their users, topic names are not: a trigger reads only its
+    app's own topics, so a tenant cannot read another's through a trigger."""
+    assert problems(app_with(make_app, "  t:\n    topic: orders\n")) == [
+        "triggers.t.topic: 'orders' is not a topic of app 'shop': a topic trigger reads 'shop' "
+        "or 'shop.<name>' only (app names are owned, topic names are not)"
+    ]
+    assert problems(app_with(make_app, "  t:\n    topic: shopping.orders\n", name="b"))
+    for own in ("shop", "shop.orders", "shop.eu.orders"):
+        assert load_app(app_with(make_app, f"  t:\n    topic: {own}\n", name=own)).triggers
 
 
 def test_triggersNotAMapping_orTooMany_areRefused(make_app: AppFactory) -> None:
     assert problems(app_with(make_app, "  - tick\n")) == [
         "triggers: must be a mapping of trigger name -> trigger, got a list"
     ]
-    many = "".join(f"  t{i}:\n    topic: topic-{i}\n" for i in range(MAX_TRIGGERS + 1))
+    many = "".join(f"  t{i}:\n    topic: shop.t{i}\n" for i in range(MAX_TRIGGERS + 1))
     assert problems(app_with(make_app, many, name="many")) == [
         "triggers: at most 20 triggers, got 21"
     ]
@@ -327,7 +340,7 @@ def test_noWorkflowGiven_usesTheDefault_orSaysThereIsNone(make_app: AppFactory) 
     several = make_app(
         "name: shop\ngrains: {first: grains/first.py}\n"
         "workflows: {b: workflows/b.yaml, a: workflows/main.yaml}\n"
-        "triggers:\n  t: {topic: orders}\n",
+        "triggers:\n  t: {topic: shop.orders}\n",
         FILES,
         name="several",
     )
@@ -408,7 +421,7 @@ def test_description_isTheContractsList(make_app: AppFactory) -> None:
     root = app_with(
         make_app,
         "  tick: {schedule: rate(5 minutes)}\n"
-        "  orders: {topic: orders}\n"
+        "  orders: {topic: shop.orders}\n"
         '  nightly:\n    schedule: "cron(0 3 * * 1-5)"\n    timezone: Europe/Paris\n'
         "    input: {report: daily}\n",
     )
@@ -422,7 +435,7 @@ def test_description_isTheContractsList(make_app: AppFactory) -> None:
             "input": {"report": "daily"},
             "missed": "run_once",
         },
-        {"name": "orders", "kind": "topic", "topic": "orders", "workflow": "main"},
+        {"name": "orders", "kind": "topic", "topic": "shop.orders", "workflow": "main"},
         {
             "name": "tick",
             "kind": "schedule",
@@ -444,17 +457,17 @@ def test_description_isTheContractsList(make_app: AppFactory) -> None:
     [
         ("  t: {schedule: rate(5 minutes)}\n", True),
         ("  t: {schedule: 'cron(0 3 * * MON-FRI)', timezone: Europe/Paris, missed: skip}\n", True),
-        ("  t: {topic: orders, workflow: b}\n", True),
+        ("  t: {topic: shop.orders, workflow: b}\n", True),
         ("  t: {schedule: rate(5 minutes), timezone: UTC}\n", False),
         ("  t: {schedule: 'cron(0 12 * * ? *)'}\n", False),
         ("  t: {schedule: 'cron(@daily)'}\n", False),
         ("  t: {schedule: rate(0 minutes)}\n", False),
-        ("  t: {topic: orders, missed: skip}\n", False),
+        ("  t: {topic: shop.orders, missed: skip}\n", False),
         ("  t: {topic: sand.results}\n", False),
         ("  t: {topic: __x}\n", False),
-        ("  t: {schedule: rate(1 day), topic: orders}\n", False),
+        ("  t: {schedule: rate(1 day), topic: shop.orders}\n", False),
         ("  t: {schedule: rate(1 day), missed: never}\n", False),
-        ("  -t: {topic: orders}\n", False),
+        ("  -t: {topic: shop.orders}\n", False),
     ],
 )
 def test_appSchema_agreesWithLoadApp_onTriggers(

@@ -28,7 +28,7 @@ workflows:
   main: workflows/main.yaml
 triggers:
   nightly: {schedule: "cron(0 3 * * 1-5)", timezone: Europe/Paris}
-  orders: {topic: orders}
+  orders: {topic: shop.orders}
 """
 
 
@@ -127,7 +127,7 @@ def test_describe_listsTheTriggers(app_dir: Path, capsys: pytest.CaptureFixture[
             "input": {},
             "missed": "run_once",
         },
-        {"name": "orders", "kind": "topic", "topic": "orders", "workflow": "main"},
+        {"name": "orders", "kind": "topic", "topic": "shop.orders", "workflow": "main"},
     ]
     assert main([str(app_dir)]) == 0
     assert json.loads(capsys.readouterr().out)["app"]["triggers"] == described["triggers"]

@@ -21,6 +21,7 @@ const string NAME_GRAIN = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
 const string NAME_WORKFLOW = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
 const string NAME_HOST = "[A-Za-z0-9][A-Za-z0-9_-]{0,62}"
 const string NAME_EXECUTION = "[A-Za-z0-9][A-Za-z0-9_-]{0,127}"
+const string NAME_TRIGGER = "[A-Za-z0-9][A-Za-z0-9_-]{0,63}"  // a trigger of an app (decision 0034)
 const string NAME_DATA_REQUEST = "[A-Za-z0-9_-]{1,64}"  // a global-data request id (names its reply key)
 
 // -- Redis keys of the local bus and the local data layer --

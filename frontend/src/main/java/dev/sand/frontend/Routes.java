@@ -65,7 +65,7 @@ final class Routes extends Handler.Abstract {
   private static final List<String> FLUSH = List.of("internal", "auth", "flush");
   // a trigger's name in app.yaml (decision 0034); the agent answers 404 for one the app lacks
   private static final java.util.regex.Pattern TRIGGER =
-      java.util.regex.Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,63}");
+      java.util.regex.Pattern.compile(dev.sand.contracts.contractsConstants.NAME_TRIGGER);
 
   private final Supplier<Map<String, Object>> identity;
   private final HostLinks hosts;

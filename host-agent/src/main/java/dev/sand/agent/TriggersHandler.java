@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.triggers.Triggers;
 import dev.sand.contracts.Caller;
+import dev.sand.contracts.contractsConstants;
 import dev.sand.store.StoreException;
 import java.util.List;
 import java.util.Map;
@@ -30,7 +31,7 @@ import org.eclipse.jetty.util.Callback;
 final class TriggersHandler extends Handler.Abstract {
   private static final Pattern PATH =
       Pattern.compile("/v1/apps/([^/]+)/triggers(?:/([^/]+)/([^/]+))?");
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,63}");
+  private static final Pattern NAME = Pattern.compile(contractsConstants.NAME_TRIGGER);
 
   private final Supplier<Deployer> deployer;
   private final Supplier<Triggers> triggers;
@@ -66,10 +67,7 @@ final class TriggersHandler extends Handler.Abstract {
           response,
           callback,
           400,
-          "trigger name must be 1 to 64 letters, digits, '_' or '-', starting with a letter or"
-              + " digit, got '"
-              + name
-              + "'");
+          "trigger name must match " + NAME.pattern() + ", got '" + name + "'");
       return true;
     }
     if (action != null && !"pause".equals(action) && !"resume".equals(action)) {
