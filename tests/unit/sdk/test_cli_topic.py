@@ -33,3 +33,14 @@ def test_send_readsStdin_andChecksIt() -> None:
     result = CliRunner().invoke(cli, ["topic", "send", "orders.incoming", "-"], input="[1,")
     assert result.exit_code == 2, result.output
     assert "not JSON" in result.output
+
+
+def test_withoutConfluentKafka_saysWhatToInstall(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pip-installed SDK may lack confluent-kafka: a clear message, no traceback."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "confluent_kafka", None)
+    result = CliRunner().invoke(cli, ["topic", "create", "shop.orders"])
+    assert result.exit_code == 1, result.output
+    assert "pip install confluent-kafka" in result.output
+    assert "Traceback" not in result.output

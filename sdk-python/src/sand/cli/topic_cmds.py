@@ -38,6 +38,18 @@ def _bootstrap(config_file: Path | None) -> str:
     return running_cluster_config(config_file).kafka_bootstrap
 
 
+def _kafka() -> Any:
+    """The confluent-kafka package (the set-up installs it; a pip-installed SDK may lack it)."""
+    try:
+        import confluent_kafka
+        import confluent_kafka.admin
+    except ImportError:
+        raise click.ClickException(
+            "sand topic needs the confluent-kafka package: pip install confluent-kafka==2.16.1"
+        ) from None
+    return confluent_kafka
+
+
 @click.group(name="topic")
 def topic() -> None:
     """Kafka topics for topic triggers, on the cluster this machine runs."""
@@ -49,17 +61,15 @@ def topic() -> None:
 @click.option("--partitions", type=click.IntRange(1, 1000), default=1, show_default=True)
 def create(config_file: Path | None, name: str, partitions: int) -> None:
     """Create topic NAME (one that exists is left as it is)."""
-    from confluent_kafka import KafkaError, KafkaException
-    from confluent_kafka.admin import AdminClient, NewTopic
-
     _check_name(name)
-    admin = AdminClient({"bootstrap.servers": _bootstrap(config_file)})
-    future = admin.create_topics([NewTopic(name, num_partitions=partitions)])[name]
+    kafka = _kafka()
+    admin = kafka.admin.AdminClient({"bootstrap.servers": _bootstrap(config_file)})
+    future = admin.create_topics([kafka.admin.NewTopic(name, num_partitions=partitions)])[name]
     try:
         future.result(timeout=_TIMEOUT_S)
-    except KafkaException as exc:
+    except kafka.KafkaException as exc:
         error = exc.args[0]
-        if error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+        if error.code() == kafka.KafkaError.TOPIC_ALREADY_EXISTS:
             stdout().print(f"topic {name} exists already")
             return
         raise click.ClickException(f"kafka refused to create {name}: {error.str()}") from None
@@ -73,15 +83,13 @@ def create(config_file: Path | None, name: str, partitions: int) -> None:
 @click.option("--key", default=None, help="The record's key (records of one key keep order).")
 def send(config_file: Path | None, name: str, value: str | None, key: str | None) -> None:
     """Send VALUE (JSON; '-' or none reads stdin) as one record to topic NAME."""
-    from confluent_kafka import Producer
-
     _check_name(name)
     text = read_text(STDIN, "VALUE") if value is None or value == STDIN else value
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="VALUE") from None
-    producer = Producer({"bootstrap.servers": _bootstrap(config_file), "acks": "all"})
+    producer = _kafka().Producer({"bootstrap.servers": _bootstrap(config_file), "acks": "all"})
     outcome: list[Any] = []
     producer.produce(
         name,
