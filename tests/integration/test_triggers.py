@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from sand.client import SandClient
 from sand.client.errors import SandApiError
 from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
+from sand.contracts import HEADER_INTERNAL
 
 from .kafka_topics import app_with_topic, create_topic, produce
 from .public_api import PublicApi
@@ -80,6 +82,24 @@ def api(
         yield Api(cluster_config.gateway_url, admin_token(cluster_config), name, topic)
     finally:
         admin.undeploy(name)
+
+
+def agent_metrics(config: ClusterConfig) -> str:
+    """The host agent's /metrics (Prometheus text), with the agents' secret."""
+    url = config.host_plans[0].agent_url(config.ports.host_agent)
+    answer = requests.get(
+        f"{url}/metrics", headers={HEADER_INTERNAL: config.internal_secret}, timeout=10
+    )
+    assert answer.status_code == 200, answer.text
+    return answer.text
+
+
+def metric(text: str, series: str) -> float:
+    """The value of ``series`` (name and labels as exported) in ``text``; -1 when absent."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.split()[-1])
+    return -1
 
 
 def wait_for(what: str, check: Any, timeout_s: float) -> Any:
@@ -157,6 +177,12 @@ def test_topic_eachRecordStartsOneExecution_withTheRecordAsInput(
     logs = api.call("GET", f"/v1/apps/{api.app}/logs").json()["logs"]
     assert "is not JSON" in logs and "skipped" in logs, logs[-2000:]
     wait_for("the lag back to 0", lambda: api.triggers()["orders"]["lag"] == 0, 30)
+    # the agent's metrics: the executions it started, the skipped record, its partitions' lag
+    labels = f'app="{api.app}",trigger="orders"'
+    metrics = agent_metrics(cluster_config)
+    assert metric(metrics, f"sand_trigger_firings_total{{{labels}}}") >= 5, metrics[-3000:]
+    assert metric(metrics, f"sand_trigger_records_skipped_total{{{labels}}}") >= 1
+    assert metric(metrics, f"sand_trigger_lag_records{{{labels}}}") == 0
 
 
 def test_badInput_unknownTopic_unknownTrigger_otherUser(
