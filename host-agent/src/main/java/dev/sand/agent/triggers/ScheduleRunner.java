@@ -123,15 +123,11 @@ final class ScheduleRunner {
       return;
     }
     String firing = firingText(due);
-    Optional<TriggerFiring> held =
-        claims.claim(def.app(), def.name(), firing, Starts.newId(), incarnation, nowMs);
+    String executionId = Starts.newId();
     TriggerFiring claim =
-        held.orElseGet(
-            () ->
-                claims
-                    .last(def.app(), def.name())
-                    .filter(f -> f.firing().equals(firing))
-                    .orElseThrow(() -> new IllegalStateException("claim of " + firing + " lost")));
+        claims
+            .claim(def.app(), def.name(), firing, executionId, incarnation, nowMs)
+            .orElseGet(() -> new TriggerFiring(firing, executionId, incarnation, nowMs, false));
     finish(def, key, due, claim, nowMs);
   }
 

@@ -42,18 +42,17 @@ final class TopicTrigger implements AutoCloseable {
   private final TriggerDef def;
   private final Starts starts;
   private final int maxInputBytes;
-  private final BiConsumer<TriggerDef, String> note;
+  private final BiConsumer<TriggerDef, String> skipped;
   private final BiConsumer<TriggerDef, String> started;
   private final ConsumerLoop loop;
   private final KafkaConsumer<String, byte[]> consumer;
   private boolean subscribed; // by the loop's thread
   private final AtomicLong lag = new AtomicLong(-1);
-  private final AtomicLong skipped = new AtomicLong();
   private volatile boolean paused;
 
   /**
    * @param maxInputBytes the app's largest input ({@code limits.payload_kb})
-   * @param note notes a line in the app's log
+   * @param skipped told of each record that starts nothing, with the line for the app's log
    * @param started told of each execution started ({@code (trigger, execution id)})
    */
   TopicTrigger(
@@ -62,12 +61,12 @@ final class TopicTrigger implements AutoCloseable {
       TriggerDef def,
       Starts starts,
       int maxInputBytes,
-      BiConsumer<TriggerDef, String> note,
+      BiConsumer<TriggerDef, String> skipped,
       BiConsumer<TriggerDef, String> started) {
     this.def = def;
     this.starts = starts;
     this.maxInputBytes = maxInputBytes;
-    this.note = note;
+    this.skipped = skipped;
     this.started = started;
     Properties tuning = new Properties();
     // a new group starts at the topic's end: records from before the deploy start nothing
@@ -117,11 +116,6 @@ final class TopicTrigger implements AutoCloseable {
   /** Records of this host's partitions not started yet; -1 before the first poll. */
   long lag() {
     return lag.get();
-  }
-
-  /** Records skipped since this agent started (values that are not JSON or too large). */
-  long skipped() {
-    return skipped.get();
   }
 
   private void step() {
@@ -227,8 +221,7 @@ final class TopicTrigger implements AutoCloseable {
       }
     }
     if (why != null) {
-      skipped.incrementAndGet();
-      note.accept(
+      skipped.accept(
           def,
           "trigger "
               + def.name()

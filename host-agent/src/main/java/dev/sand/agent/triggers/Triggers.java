@@ -76,8 +76,10 @@ public final class Triggers implements AutoCloseable {
   private final Counter skippedRecords;
   private final Map<String, TopicTrigger> topics = new ConcurrentHashMap<>();
   private final Map<String, Map<String, TriggerState>> states = new ConcurrentHashMap<>();
-  private final Map<String, Long> skippedSeen = new HashMap<>();
-  private volatile Map<String, List<TriggerDef>> defs = Map.of();
+  private final BiConsumer<TriggerDef, String> started;
+  // per app: its metadata as last read and its triggers parsed from it, read again only when
+  // the metadata changes (a deploy stores a new document)
+  private final Map<String, Parsed> parsed = new HashMap<>();
   private final Thread thread;
   private volatile boolean running = true;
   private long statesReadMs;
@@ -127,8 +129,7 @@ public final class Triggers implements AutoCloseable {
                           }
                         }))
         .register(registry);
-    BiConsumer<TriggerDef, String> started =
-        (def, id) -> firings.labelValues(def.app(), def.name()).inc();
+    this.started = (def, id) -> firings.labelValues(def.app(), def.name()).inc();
     this.schedules = new ScheduleRunner(incarnation, claims(), starts, started);
     this.thread = new Thread(this::run, "triggers");
     thread.setDaemon(true);
@@ -155,21 +156,16 @@ public final class Triggers implements AutoCloseable {
 
   private void tick() {
     long now = clock.millis();
-    Map<String, List<TriggerDef>> current = new HashMap<>();
-    Map<String, Long> deployedAt = new HashMap<>();
-    Map<String, Integer> payloadLimits = new HashMap<>();
+    Map<String, Parsed> read = new HashMap<>();
     for (JsonNode app : apps.deployedHere()) {
-      List<String> problems = new ArrayList<>();
-      List<TriggerDef> of = TriggerDef.of(app, problems);
       String name = app.path("name").asText();
-      problems.forEach(p -> LOG.atWarn().addKeyValue("app", name).log("trigger ignored: " + p));
-      if (!of.isEmpty()) {
-        current.put(name, of);
-        deployedAt.put(name, millis(app.path("deployed_at").asText(null)));
-        payloadLimits.put(name, app.path("limits").path("payload_kb").asInt(256) * 1024);
-      }
+      Parsed known = parsed.get(name);
+      read.put(name, known != null && known.metadata() == app ? known : Parsed.of(app));
     }
-    defs = current;
+    parsed.clear();
+    parsed.putAll(read);
+    Map<String, Parsed> current = new HashMap<>(read);
+    current.values().removeIf(p -> p.defs().isEmpty());
     CassandraStore store = cassandra.get();
     if (store == null) {
       return;
@@ -182,13 +178,13 @@ public final class Triggers implements AutoCloseable {
       }
     }
     Set<String> keys = new HashSet<>();
-    for (var entry : current.entrySet()) {
-      for (TriggerDef def : entry.getValue()) {
+    for (Parsed app : current.values()) {
+      for (TriggerDef def : app.defs()) {
         String key = def.app() + "/" + def.name();
         keys.add(key);
         TriggerState state = state(def.app(), def.name());
         if (def.isSchedule()) {
-          schedules.tick(def, state, deployedAt.get(def.app()), now);
+          schedules.tick(def, state, app.deployedAtMs(), now);
         } else {
           TopicTrigger running = topics.get(key);
           if (running != null && !running.def().topic().equals(def.topic())) {
@@ -203,29 +199,45 @@ public final class Triggers implements AutoCloseable {
                     hostId,
                     def,
                     starts,
-                    payloadLimits.get(def.app()),
-                    (d, line) -> apps.note(d.app(), line),
-                    (d, id) -> firings.labelValues(d.app(), d.name()).inc());
+                    app.payloadLimitBytes(),
+                    (d, line) -> {
+                      skippedRecords.labelValues(d.app(), d.name()).inc();
+                      apps.note(d.app(), line);
+                    },
+                    started);
             topics.put(key, running);
             running.start();
           }
           running.paused(state.paused());
-          long skipped = running.skipped();
-          long seen = skippedSeen.getOrDefault(key, 0L);
-          if (skipped > seen) {
-            skippedRecords.labelValues(def.app(), def.name()).inc(skipped - seen);
-            skippedSeen.put(key, skipped);
-          }
         }
       }
     }
     for (String key : List.copyOf(topics.keySet())) {
       if (!keys.contains(key)) {
         topics.remove(key).close();
-        skippedSeen.remove(key);
       }
     }
     schedules.retain(keys);
+  }
+
+  /**
+   * An app's triggers as parsed from its metadata (problems logged once, when it was read).
+   *
+   * @param metadata the document they were read from (compared by identity)
+   */
+  private record Parsed(
+      JsonNode metadata, List<TriggerDef> defs, long deployedAtMs, int payloadLimitBytes) {
+    static Parsed of(JsonNode app) {
+      List<String> problems = new ArrayList<>();
+      List<TriggerDef> defs = TriggerDef.of(app, problems);
+      String name = app.path("name").asText();
+      problems.forEach(p -> LOG.atWarn().addKeyValue("app", name).log("trigger ignored: " + p));
+      return new Parsed(
+          app,
+          List.copyOf(defs),
+          millis(app.path("deployed_at").asText(null)),
+          app.path("limits").path("payload_kb").asInt(256) * 1024);
+    }
   }
 
   private TriggerState state(String app, String trigger) {
