@@ -195,7 +195,8 @@ STORY_FILES = {
     ),
     "grains/ask.py": 'def handle(event, context):\n    return {"asked": True}\n',
     "grains/slow.py": (
-        "import time\n\n\ndef handle(event, context):\n    time.sleep(60)\n    return event\n"
+        "import time\n\n\ndef handle(event, context):\n"
+        "    time.sleep(event.get('nap_s', 60))\n    return event\n"
     ),
 }
 
@@ -633,8 +634,9 @@ def test_failedParallel_showsTheSiblingStillRunningThen_asCancelled_notRunning(
     new_page: Callable[..., Page], alice: Tenant, story: str
 ) -> None:
     """Issue 24: when one branch failed the execution, the branch still running was drawn
-    "running" (blue bar, dashed node) on the FAILED execution. It is cancelled now."""
-    execution_id = start(alice, story, "sibling", {"order": 8})
+    "running" (blue bar, dashed node) on the FAILED execution. It is cancelled now; its grain,
+    which is not stopped, shows what it really did once it ends, marked as after the run."""
+    execution_id = start(alice, story, "sibling", {"order": 8, "nap_s": 4})
     assert wait_done(alice, execution_id) == "FAILED"
     page = new_page()
     sign_in(page, alice.token, alice.name)
@@ -646,7 +648,17 @@ def test_failedParallel_showsTheSiblingStillRunningThen_asCancelled_notRunning(
     expect(timeline.get_by_test_id("timeline-row").filter(has_text="Nap").first).to_contain_text(
         "cancelled"
     )
-    expect(timeline.locator(".pill-running")).to_have_count(0)
+    # nothing of the workflow runs; only a grain marked as running after the run may still
+    expect(timeline.locator("tr:not(:has([data-testid=after-end])) .pill-running")).to_have_count(0)
+    # the nap ends ~4 s after it started: its grain's row says so, the state stays cancelled
+    time.sleep(4.5)
+    page.reload()
+    rows = page.get_by_test_id("timeline").get_by_test_id("timeline-row")
+    nap_grain = rows.filter(has_text="grain slow").first
+    expect(nap_grain).to_contain_text("succeeded", timeout=20_000)
+    expect(nap_grain.get_by_test_id("after-end")).to_be_visible()
+    expect(rows.filter(has_text="Nap").first).to_contain_text("cancelled")
+    expect(node(page, "execution-graph", "Nap")).to_have_attribute("data-status", "cancelled")
 
 
 def test_aMapItemsLogPanel_showsThatItemsLinesOnly_notItsSiblings(
@@ -661,9 +673,13 @@ def test_aMapItemsLogPanel_showsThatItemsLinesOnly_notItsSiblings(
     sign_in(page, alice.token, alice.name)
     page.goto(f"/ui/executions/{execution_id}")
     expect(page.get_by_test_id("execution-status")).to_have_text("FAILED")
+    # it opens where the failure began: the failed item's grain, its traceback in its logs
+    details = page.get_by_test_id("state-details")
+    expect(details.locator("h2")).to_contain_text("PriceItems[1]")
+    logs = details.get_by_test_id("state-logs")
+    expect(logs).to_contain_text("ValueError: no price for b", timeout=30_000)
     rows = page.get_by_test_id("timeline").get_by_test_id("timeline-row")
     rows.filter(has_text="PriceItems[1]").filter(has_text="failed").first.click()
-    logs = page.get_by_test_id("state-details").get_by_test_id("state-logs")
     expect(logs).to_contain_text("pricing b", timeout=30_000)  # the logger, at INFO
     expect(logs).to_contain_text("printed b")
     expect(logs).to_contain_text("ValueError: no price for b")

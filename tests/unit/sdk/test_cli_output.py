@@ -91,7 +91,7 @@ def _json_commands(url: str) -> list[list[str]]:
     return [
         ["apps", "--json", "--url", url],
         ["app", "show", LONG, "--json", "--url", url],
-        ["invoke", LONG, "--async", "--url", url],
+        ["invoke", LONG, "--async", "--json", "--url", url],
         ["invoke", LONG, "--input", '{"k": [1, 2]}', "--json", "--url", url],
         ["logs", LONG, "--json", "--url", url],
         ["deploy", str(EXAMPLES / "hello"), "--json", "--url", url],
@@ -161,6 +161,19 @@ def test_invoke_inputDash_andInputFileDash_readStdin(server: FakeApps) -> None:
         result = run("invoke", "hello", flag, "-", "--url", server.url, stdin='{"from": "stdin"}')
         assert result.exit_code == 0, result.stderr
         assert json.loads(result.stdout) == {"from": "stdin"}
+
+
+def test_invokeAsync_printsTheBareId_forAShellVariable_andJsonWithJson(server: FakeApps) -> None:
+    """`ID=$(sand invoke APP --async)` takes the id as it is; how to follow it goes to stderr;
+    --json keeps the document."""
+    plain = run("invoke", "hello", "--async", "--url", server.url)
+    assert plain.exit_code == 0, plain.stderr
+    execution_id = plain.stdout.strip()
+    assert execution_id and "{" not in plain.stdout and len(plain.stdout.splitlines()) == 1
+    assert f"sand execution show {execution_id}" in plain.stderr
+    as_json = run("invoke", "hello", "--async", "--json", "--url", server.url)
+    assert as_json.exit_code == 0, as_json.stderr
+    assert set(json.loads(as_json.stdout)) == {"execution_id"}
 
 
 def test_deploy_dash_readsATarArchiveFromStdin(server: FakeApps) -> None:

@@ -3,6 +3,7 @@ import type { HistoryEvent } from "../api";
 import {
   callbackOf,
   failedState,
+  failureOrigin,
   historyComplete,
   logLinesFor,
   nodeStatuses,
@@ -324,6 +325,41 @@ describe("an ended run's open work", () => {
     ]);
     const redriven = [...mapFailedThenRedriven, ...redrive];
     expect(nodeStatuses(redriven)).toMatchObject({ PriceItems: "running", Slow: "running" });
+  });
+
+  it("gives a cancelled instance that ran on its real outcome, marked after the end, even once a redrive runs it again", () => {
+    const again = ev("TaskStarted", 5003, "Slow", "PriceItems[1]", { grain: "slow" });
+    // the first run's instance ends 7 s after it started, during the redrive
+    const late = ev("TaskSucceeded", 9003, "Slow", "PriceItems[1]", { duration_ms: 7000, output: { ok: 1 } });
+    const rows = timelineRows([...mapFailedThenRedriven, ...redrive, again, late]);
+    const slow = rows.filter((r) => r.path === "PriceItems[1]" && r.kind === "task");
+    expect(slow.map((r) => [r.startMs, r.status, r.durationMs, r.afterEnd ?? false])).toEqual([
+      [2003, "succeeded", 7000, true],
+      [5003, "running", null, false],
+    ]);
+    expect(slow[0]?.output).toEqual({ ok: 1 });
+    // the state's entry stays cancelled: its output was not used
+    expect(rows.find((r) => r.path === "PriceItems[1]" && r.kind === "state")?.status).toBe("cancelled");
+  });
+
+  it("marks an instance that started only after its run ended, running or not", () => {
+    const started = ev("TaskStarted", 2020, "Slow", "PriceItems[1]", { grain: "slow", attempt: 0 });
+    const [first] = timelineRows([...mapFailedThenRedriven, started]).filter((r) => r.startMs === 2020);
+    expect(first).toMatchObject({ kind: "task", status: "running", afterEnd: true });
+    const done = ev("TaskSucceeded", 2520, "Slow", "PriceItems[1]", { duration_ms: 500 });
+    const [ended] = timelineRows([...mapFailedThenRedriven, started, done]).filter((r) => r.startMs === 2020);
+    expect(ended).toMatchObject({ status: "succeeded", durationMs: 500, afterEnd: true });
+  });
+
+  it("starts the failure at the item's task, not at the Map it failed", () => {
+    expect(failedState(mapFailedThenRedriven)).toMatchObject({ state: "PriceItems", path: "" });
+    expect(failureOrigin(mapFailedThenRedriven)).toEqual({
+      state: "Price",
+      path: "PriceItems[0]",
+      error: "ValueError",
+      cause: "no price",
+    });
+    expect(failureOrigin(aslFailed)).toMatchObject({ state: "Rejected", path: "" });
   });
 
   it("shows each redrive as a row of its own, at its time", () => {

@@ -7,6 +7,9 @@ const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted
 const CALLBACK_ENDS = new Set(["TaskSucceeded", "TaskFailed", "TaskTimedOut"]);
 // What ends a state's entry, in whatever way (a wait it had ends with it).
 const STATE_ENDS = new Set(["StateExited", "StateFailed", "Caught", "RetryScheduled"]);
+// How far a task end's start (its time less its duration) may lie from its TaskStarted: the
+// two are read from different clocks of one host a few milliseconds apart.
+const LATE_MATCH_MS = 250;
 
 /** `waiting`: a Task (Resource `<grain>.waitForTaskToken`) whose grain has returned and
  * that waits for someone to send its result with the task token. */
@@ -153,17 +156,22 @@ export interface TimelineRow {
   /** The wait for a callback of a Task state's entry and of its grain instance (from its
    * `TaskSubmitted`); the row's status is `waiting` until the wait ends. */
   callback: CallbackWait | null;
+  /** A grain instance that ran on, or started, after its run ended (a sibling of the Map item
+   * that failed the Map): its status is what it really did; its output was not used. */
+  afterEnd?: boolean;
 }
 
 /** One row per state entry and per grain instance, in start order, and one per redrive.
  * What was still open when its run ended (a sibling of the item that failed a Map) ends
- * `cancelled` then. */
+ * `cancelled` then; a grain instance among them that went on and ended later gets its real
+ * outcome, marked `afterEnd` (its grain was not stopped, only its result dropped). */
 export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
   if (events.length === 0) return [];
   const t0 = Math.min(...events.map((e) => e.at_ms));
   const rows: TimelineRow[] = [];
   const openStates = new Map<string, TimelineRow[]>();
   const openTasks = new Map<string, TimelineRow[]>();
+  const cancelledTasks = new Map<string, TimelineRow[]>();
   const scheduledInput = new Map<string, unknown>();
   const str = (v: unknown) => (typeof v === "string" ? v : v == null ? null : String(v));
   const close = (open: Map<string, TimelineRow[]>, k: string): TimelineRow | undefined => {
@@ -182,17 +190,47 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
         for (const row of list.splice(0)) {
           row.status = "cancelled";
           row.durationMs = atMs - row.startMs;
+          if (open === openTasks) {
+            const k = `${row.path}|${row.state}`;
+            cancelledTasks.set(k, [...(cancelledTasks.get(k) ?? []), row]);
+          }
         }
       }
     }
   };
+  // The instance a task's end belongs to: the one that started `duration_ms` before it (an
+  // instance of an ended run may end after a redrive started the same state again), else
+  // the first one still open.
+  const taskOf = (k: string, e: HistoryEvent): TimelineRow | undefined => {
+    const started = typeof e.duration_ms === "number" ? e.at_ms - e.duration_ms : null;
+    if (started !== null) {
+      const candidates = [...(openTasks.get(k) ?? []), ...(cancelledTasks.get(k) ?? [])];
+      const best = candidates.reduce<TimelineRow | undefined>(
+        (a, r) => (a === undefined || Math.abs(r.startMs - started) < Math.abs(a.startMs - started) ? r : a),
+        undefined,
+      );
+      if (best !== undefined && Math.abs(best.startMs - started) <= LATE_MATCH_MS) {
+        for (const open of [openTasks, cancelledTasks]) {
+          const list = open.get(k);
+          const at = list?.indexOf(best) ?? -1;
+          if (list && at >= 0) list.splice(at, 1);
+        }
+        if (best.status === "cancelled") best.afterEnd = true;
+        return best;
+      }
+    }
+    return close(openTasks, k);
+  };
+  let runEnded = false; // the latest run ended: an instance that starts now runs after it
   for (const e of events) {
     if (ENDS.has(e.type)) {
       cancelOpen(e.at_ms);
+      runEnded = true;
       continue;
     }
     if (e.type === "ExecutionRedriven") {
       cancelOpen(e.at_ms);
+      runEnded = false;
       const count = typeof e.redrive_count === "number" ? e.redrive_count : null;
       rows.push({
         key: `r${rows.length}`,
@@ -279,6 +317,7 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
           pid: typeof e.pid === "number" ? e.pid : null,
           attempt: typeof e.attempt === "number" ? e.attempt : null,
           input: scheduledInput.get(k),
+          ...(runEnded ? { afterEnd: true } : {}),
         });
         break;
       case "TaskSubmitted": {
@@ -312,7 +351,7 @@ export function timelineRows(events: HistoryEvent[]): TimelineRow[] {
       case "TaskTimedOut": {
         const state = openStates.get(k)?.[0];
         if (state?.status === "waiting") state.status = "running"; // its own end follows
-        const row = close(openTasks, k);
+        const row = taskOf(k, e);
         if (row) {
           row.durationMs = typeof e.duration_ms === "number" ? e.duration_ms : e.at_ms - row.startMs;
           row.status = e.type === "TaskSucceeded" ? "succeeded" : "failed";
@@ -371,6 +410,24 @@ export function failedState(events: HistoryEvent[]): FailedState | null {
     pick((e) => e.type === "StateFailed") ??
     pick((e) => e.type === "TaskFailed")
   );
+}
+
+/** Where the failure that failed the execution began: in its latest run, the first state
+ * that failed with the error and cause the execution failed with (a Task inside a Map item
+ * or Parallel branch, whose failure then failed the item, the Map and the execution). */
+export function failureOrigin(events: HistoryEvent[]): FailedState | null {
+  const last = failedState(events);
+  if (last === null) return null;
+  let from = 0;
+  events.forEach((e, i) => {
+    if (e.type === "ExecutionStarted" || e.type === "ExecutionRedriven") from = i;
+  });
+  const origin = events
+    .slice(from)
+    .find((e) => e.type === "StateFailed" && e.state && e.error === last.error && e.cause === last.cause);
+  return origin && origin.state
+    ? { state: origin.state, path: origin.path ?? "", error: last.error, cause: last.cause }
+    : last;
 }
 
 /** The grain that ran a state (its TaskScheduled/TaskStarted `grain`), else the state name. */

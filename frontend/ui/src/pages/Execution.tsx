@@ -9,6 +9,7 @@ import { duration } from "../lib/format";
 import { triggerOfEvent } from "../lib/triggers";
 import {
   failedState,
+  failureOrigin,
   grainOf,
   historyComplete,
   logLinesFor,
@@ -55,10 +56,16 @@ export function ExecutionPage() {
   const [confirmStop, setConfirmStop] = useState(false);
   const [actionError, setActionError] = useState<unknown>(null);
 
-  // A failed execution opens on its failed state.
+  // A failed execution opens on the grain instance where its failure began (its traceback in
+  // its logs), else on the state that failed it.
   useEffect(() => {
-    if (failed && selected === null) setSelected({ state: failed.state, row: null });
-  }, [failed, selected]);
+    if (!failed || selected !== null) return;
+    const origin = failureOrigin(events) ?? failed;
+    const task = [...rows]
+      .reverse()
+      .find((r) => r.kind === "task" && r.state === origin.state && r.path === origin.path && r.status === "failed");
+    setSelected({ state: origin.state, row: task?.key ?? null });
+  }, [failed, selected, events, rows]);
 
   // A running execution is followed every 2 s; one that ended is reloaded until its
   // history has recorded the end too (its events are written a moment after), for a minute.
@@ -279,11 +286,17 @@ export function ExecutionPage() {
                       <td>{duration(r.durationMs)}</td>
                       <td>
                         <span className={`pill pill-${r.status}`}>{statusLabel(r.status)}</span>
+                        {r.afterEnd ? (
+                          <span className="muted small" data-testid="after-end" title="its grain was not stopped; its output was not used">
+                            {" "}
+                            after its run ended
+                          </span>
+                        ) : null}
                       </td>
                       <td className="bar-col">
                         <div className="bar-track">
                           <div
-                            className={`bar status-${r.status}`}
+                            className={`bar status-${r.status}${r.afterEnd ? " after-end" : ""}`}
                             style={{ left: `${(r.offsetMs / span) * 100}%`, width: `${Math.max(0.5, (d / span) * 100)}%` }}
                           />
                         </div>

@@ -218,7 +218,12 @@ def show_app(app: str, url: str | None, as_json: bool) -> None:
     type=click.Path(exists=True, dir_okay=False, allow_dash=True),
     help="Read the input JSON from this file ('-' reads stdin).",
 )
-@click.option("--async", "is_async", is_flag=True, help="Return the execution id at once.")
+@click.option(
+    "--async",
+    "is_async",
+    is_flag=True,
+    help='Print the execution\'s id at once (with --json: {"execution_id"}), not its output.',
+)
 @click.option(
     "--trace",
     is_flag=True,
@@ -262,7 +267,11 @@ def invoke(
             _unknown_workflow(api, app, workflow, exc)
         refused(api, app, exc)
     if is_async:
-        emit_json({"execution_id": execution.execution_id}, indent=None)
+        if as_json:
+            emit_json({"execution_id": execution.execution_id}, indent=None)
+        else:  # the bare id, for `ID=$(sand invoke APP --async)`
+            click.echo(execution.execution_id)
+            say(f"follow it with: sand execution show {execution.execution_id}")
         return
     spans = execution.trace if trace else None
     if spans is not None and not as_json:
