@@ -59,15 +59,8 @@ final class AccessHandler extends Handler.Abstract {
     this.clock = clock;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return path.equals("/v1/whoami")
-        || path.equals(PRINCIPAL)
-        || path.equals("/v1/users")
-        || path.startsWith("/v1/users/")
-        || path.equals("/v1/tokens")
-        || path.startsWith("/v1/tokens/");
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {"/v1/whoami", PRINCIPAL, "/v1/users/*", "/v1/tokens/*"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {

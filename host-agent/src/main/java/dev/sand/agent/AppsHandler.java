@@ -50,10 +50,8 @@ final class AppsHandler extends Handler.Abstract {
     this.ownership = ownership;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {PREFIX, PREFIX + "/*"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {

@@ -43,11 +43,6 @@ final class ExecutionNamesHandler extends Handler.Abstract {
     this.cassandra = cassandra;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return PATH.equals(path);
-  }
-
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
     String method = request.getMethod();

@@ -51,10 +51,8 @@ final class ExecutionsHandler extends Handler.Abstract {
     this.ownership = ownership;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return path.equals(ROOT) || path.startsWith(PREFIX);
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {ROOT + "/*"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {

@@ -58,11 +58,6 @@ final class TaskCallbacksHandler extends Handler.Abstract {
     this.clock = clock;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return TaskCallbackRoutes.COMPLETE.equals(path) || TaskCallbackRoutes.HEARTBEAT.equals(path);
-  }
-
   /** An answer: its HTTP status and JSON body. */
   record Answer(int status, Map<String, Object> body) {
     static Answer error(int status, String message) {

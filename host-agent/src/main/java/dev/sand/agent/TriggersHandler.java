@@ -41,10 +41,8 @@ final class TriggersHandler extends Handler.Abstract {
     this.triggers = triggers;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return PATH.matcher(path).matches();
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {"^" + PATH.pattern() + "$"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
