@@ -8,6 +8,7 @@ import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Tokens;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -6,6 +6,7 @@ import dev.sand.contracts.Caller;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.Tokens;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.StoreException;
 import dev.sand.store.TokenRecord;
 import dev.sand.store.UserRecord;

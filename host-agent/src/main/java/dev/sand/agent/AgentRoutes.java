@@ -1,6 +1,7 @@
 package dev.sand.agent;
 
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.pathmap.PathSpec;
 import org.eclipse.jetty.server.Handler;

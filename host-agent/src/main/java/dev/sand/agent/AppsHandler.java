@@ -8,6 +8,7 @@ import dev.sand.agent.apps.Deployer;
 import dev.sand.config.ConfigException;
 import dev.sand.config.SandboxConfig;
 import dev.sand.contracts.Caller;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.agent.apps.DeployException;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.Names;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.ExecutionQuery;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.ExecutionSummary;

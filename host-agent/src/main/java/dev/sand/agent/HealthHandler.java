@@ -1,5 +1,6 @@
 package dev.sand.agent;
 
+import dev.sand.service.JsonHttp;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

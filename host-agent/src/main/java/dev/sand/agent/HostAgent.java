@@ -26,6 +26,7 @@ import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
 import dev.sand.sandbox.process.ProcessSandboxRuntime;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.cassandra.CassandraStore;
 import java.time.Clock;
 import java.time.Duration;

@@ -9,6 +9,7 @@ import dev.sand.contracts.TaskOutcomes;
 import dev.sand.contracts.TaskToken;
 import dev.sand.contracts.TaskTokens;
 import dev.sand.contracts.TaskWaitStatus;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.StoreException;
 import dev.sand.store.TaskWait;

@@ -5,6 +5,7 @@ import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.triggers.Triggers;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.StoreException;
 import java.util.List;
 import java.util.Map;
