@@ -1,7 +1,7 @@
 package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sand.agent.apps.DeployException;
+import dev.sand.agent.refusal.Refusal;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.TaskCallbackRoutes;
@@ -157,7 +157,7 @@ final class TaskCallbacksHandler extends Handler.Abstract {
               .taskWaits()
               .complete(hash, app, call.claims().executionId(), status, call.outcome(), now),
           status);
-    } catch (StoreException | DeployException e) {
+    } catch (StoreException | Refusal e) {
       return Answer.error(503, "task callbacks cannot be recorded now: " + e.getMessage());
     }
   }
