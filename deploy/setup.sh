@@ -127,11 +127,16 @@ pth=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pure
 [[ $(cat "$pth" 2>/dev/null) == "$root/local-bus/gen-py" ]] || echo "$root/local-bus/gen-py" >"$pth"
 
 # --- Java build ----------------------------------------------------------------
+# Every module the root pom.xml lists is an input (config/ and local-bus/contracts/ too: a
+# change to Keys.java must not leave stale jars for the integration tests to run against).
 jars=(host-agent/target/host-agent.jar frontend/target/frontend.jar)
+java_inputs=(pom.xml)
+while read -r module; do
+  java_inputs+=("$module/pom.xml" "$module/src")
+done < <(sed -n 's:.*<module>\(.*\)</module>.*:\1:p' pom.xml)
 build=0
 for jar in "${jars[@]}"; do
-  if newer_than "$jar" pom.xml local-bus/pom.xml local-bus/src data-layer/pom.xml data-layer/src \
-       host-agent/pom.xml host-agent/src frontend/pom.xml frontend/src; then build=1; fi
+  if newer_than "$jar" "${java_inputs[@]}"; then build=1; fi
 done
 if ((build)); then
   step java "building (mvn package)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 from sand.cluster import probes
-from sand.cluster.config import ClusterConfig, load_config
+from sand.cluster.config import ClusterConfig, default_home, is_checkout, load_config
 from sand.cluster.services import PrerequisiteError, ServiceSpec
 from sand.cluster.supervisor import StartError, Supervisor
 
@@ -169,6 +170,27 @@ def test_up_missingBinary_listsItWithTheFix(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "no-such-binary-sand" in message and "/no/such/file.jar" in message
     assert "make setup" in message
+
+
+def test_up_outsideACheckout_saysSoAndHowToPointAtOne(tmp_path: Path) -> None:
+    """Issue 27: a `sand` not installed from a checkout (a wheel) has no builds beside it; `sand
+    up` says so and names SAND_HOME, before anything starts (it pointed at parents[4])."""
+    config = dataclasses.replace(_config(tmp_path), home=tmp_path / "not-a-checkout")
+    spec = _spec(config, "thing", "pass")
+    with pytest.raises(PrerequisiteError) as caught:
+        Supervisor(config, [spec]).up()
+    assert "not-a-checkout is not a SAND checkout" in str(caught.value)
+    assert "SAND_HOME" in str(caught.value)
+
+
+def test_defaultHome_isTheCheckoutThisPackageLiesIn_orSandHome(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SAND_HOME", raising=False)
+    home = default_home()
+    assert is_checkout(home) and (home / "sdk-python" / "src" / "sand").is_dir()
+    monkeypatch.setenv("SAND_HOME", str(tmp_path))
+    assert default_home() == tmp_path.resolve()
 
 
 @pytest.mark.timeout(30)

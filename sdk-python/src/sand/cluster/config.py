@@ -231,13 +231,26 @@ def _secret(path: Path) -> str:
     return path.read_text().strip()
 
 
+_CHECKOUT_MARKERS = ("deploy/setup.sh", "sdk-python/pyproject.toml")
+
+
+def is_checkout(path: Path) -> bool:
+    """Whether ``path`` is a SAND checkout (what ``sand up`` runs its services from)."""
+    return all((path / marker).is_file() for marker in _CHECKOUT_MARKERS)
+
+
 def default_home() -> Path:
-    """The checkout this package was installed from (editable install)."""
+    """The SAND checkout the cluster runs from: ``$SAND_HOME``; else the checkout this package
+    lies in (an editable install); else the working directory, when it is one. Without any,
+    the working directory: ``sand up``'s prerequisite check then names what is missing, and
+    commands that only talk to a gateway (``--url``) never look."""
     env = os.environ.get("SAND_HOME")
     if env:
         return Path(env).resolve()
-    # sdk-python/src/sand/cluster/config.py -> repository root
-    return Path(__file__).resolve().parents[4]
+    for parent in Path(__file__).resolve().parents:
+        if is_checkout(parent):
+            return parent
+    return Path.cwd().resolve()
 
 
 def load_config(

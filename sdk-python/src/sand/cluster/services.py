@@ -24,7 +24,7 @@ from pathlib import Path
 from string import Template
 
 from sand.cluster import probes
-from sand.cluster.config import ClusterConfig
+from sand.cluster.config import ClusterConfig, is_checkout
 from sand.cluster.topology import HostPlan
 
 KAFKA_MAIN = "kafka.Kafka"
@@ -79,6 +79,17 @@ def build_services(config: ClusterConfig) -> list[ServiceSpec]:
     services += [_frontend(config, i, port) for i, port in enumerate(config.ports.frontends, 1)]
     services.append(_nginx(config))
     return services
+
+
+def check_checkout(config: ClusterConfig) -> None:
+    """Raise ``PrerequisiteError`` unless ``config.home`` is a SAND checkout: the services run
+    from its builds (a `sand` installed from a wheel has none beside it)."""
+    if not is_checkout(config.home):
+        raise PrerequisiteError(
+            f"{config.home} is not a SAND checkout (no deploy/setup.sh): `sand up` runs the "
+            "services built in one; run it from a checkout after `make setup`, or set "
+            "SAND_HOME to the checkout"
+        )
 
 
 def check_prerequisites(services: list[ServiceSpec]) -> None:

@@ -33,6 +33,7 @@ from sand.cluster.config import ClusterConfig
 from sand.cluster.services import (
     ServiceSpec,
     build_services,
+    check_checkout,
     check_prerequisites,
     restrict_conf,
 )
@@ -114,6 +115,7 @@ class Supervisor:
         """
         self._refuse_other_topology()
         bridge = self._config.bridge
+        check_checkout(self._config)
         check_prerequisites(self._services)
         if bridge is not None and shutil.which("ip") is None:
             raise StartError("network", "command 'ip' (iproute2) not found on PATH", None)

@@ -3,6 +3,7 @@ package dev.sand.frontend;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -3,6 +3,7 @@ package dev.sand.frontend;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.contracts.Keys;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Optional;

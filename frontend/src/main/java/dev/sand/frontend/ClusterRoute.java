@@ -2,6 +2,7 @@ package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Caller;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

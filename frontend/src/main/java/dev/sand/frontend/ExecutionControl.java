@@ -16,6 +16,7 @@ import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Topics;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;

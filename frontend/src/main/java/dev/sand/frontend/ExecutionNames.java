@@ -7,6 +7,7 @@ import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

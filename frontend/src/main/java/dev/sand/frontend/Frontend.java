@@ -2,6 +2,7 @@ package dev.sand.frontend;
 
 import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Names;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;

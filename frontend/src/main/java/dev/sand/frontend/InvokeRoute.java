@@ -8,6 +8,7 @@ import dev.sand.bus.redis.LocalBusException;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.ResultDocument;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;

@@ -2,6 +2,7 @@ package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.service.JsonHttp;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.eclipse.jetty.http.HttpStatus;

@@ -1,6 +1,7 @@
 package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

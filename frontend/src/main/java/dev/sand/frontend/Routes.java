@@ -3,19 +3,20 @@ package dev.sand.frontend;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.contracts.Caller;
-import dev.sand.contracts.Keys;
 import dev.sand.contracts.Names;
-import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Tokens;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.pathmap.MatchedResource;
+import org.eclipse.jetty.http.pathmap.PathMappings;
+import org.eclipse.jetty.http.pathmap.UriTemplatePathSpec;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -38,12 +39,9 @@ import org.eclipse.jetty.util.Callback;
  *       agent; a change flushes every frontend's token cache before it is answered
  *   <li>{@code POST /internal/auth/flush}: with the agents' secret only, drops the token cache
  *   <li>{@code POST /v1/apps/{app}/invoke}: {@link InvokeRoute}
- *   <li>{@code GET /v1/executions/{id}}: the status document in Redis, else the execution's record
- *       in Cassandra (through the host agent). Redis first: it is what a client polls, and it is
- *       there at once; {@code input}, {@code name} and {@code redrive_count} appear in the answer
- *       once Redis forgot the document and the record answers (decision 0018)
- *   <li>{@code GET /v1/executions}, {@code GET /v1/executions/{id}/history}: forwarded to a host
- *       agent, which reads the execution records of Cassandra
+ *   <li>{@code GET /v1/executions/{id}}, {@code .../history}: {@link ExecutionReads}
+ *   <li>{@code GET /v1/executions}: forwarded to a host agent, which reads the execution records of
+ *       Cassandra
  *   <li>{@code POST /v1/executions/{id}/stop}, {@code .../redrive}: {@link ExecutionControl}
  *   <li>{@code GET|POST /v1/apps} (a deploy, or with {@code dry_run=true} its validation only),
  *       {@code GET|DELETE /v1/apps/{app}}, {@code GET /v1/apps/{app}/logs}, {@code GET
@@ -55,14 +53,14 @@ import org.eclipse.jetty.util.Callback;
  *       TaskCallbacks})
  * </ul>
  *
- * <p>Every other path answers 404 and every other method on a known path 405 with {@code Allow}, as
- * JSON {@code {"error": ...}}.
+ * <p>The routes are one table ({@link #routes}) on Jetty's path mapping ({@code
+ * UriTemplatePathSpec}). Every other path answers 404 (after the token check: without a token, 401)
+ * and every other method on a known path 405 with {@code Allow}, as JSON {@code {"error": ...}}.
  *
  * <p>Blocking handler: routes do short Redis calls and the proxy streams on the calling thread;
  * synchronous invocations wait without a thread (see {@link InvokeRoute}).
  */
 final class Routes extends Handler.Abstract {
-  private static final List<String> FLUSH = List.of("internal", "auth", "flush");
   // a trigger's name in app.yaml (decision 0034); the agent answers 404 for one the app lacks
   private static final java.util.regex.Pattern TRIGGER =
       java.util.regex.Pattern.compile(dev.sand.contracts.contractsConstants.NAME_TRIGGER);
@@ -78,6 +76,8 @@ final class Routes extends Handler.Abstract {
   private final MetricsRoute metricsRoute;
   private final ClusterRoute cluster;
   private final TaskCallbacks tasks;
+  private final ExecutionReads executions;
+  private final PathMappings<Route> table = new PathMappings<>();
 
   Routes(
       Supplier<Map<String, Object>> identity,
@@ -99,145 +99,145 @@ final class Routes extends Handler.Abstract {
     this.metricsRoute = new MetricsRoute(metrics, auth, secret);
     this.cluster = new ClusterRoute(hosts);
     this.tasks = new TaskCallbacks(hosts, java.time.Clock.systemUTC(), control::find);
+    this.executions = new ExecutionReads(hosts);
+    routes();
+  }
+
+  /** What a route does: the path's variables, and its caller (null on a route open to anyone). */
+  @FunctionalInterface
+  private interface Action {
+    void run(
+        Map<String, String> path, Caller caller, Request request, Response response, Callback cb);
+  }
+
+  /** A path's methods (in their order for {@code Allow}) and whether it needs no token. */
+  private record Route(boolean open, Map<String, Action> methods) {}
+
+  /** The route table: one row per path template and its methods. */
+  private void routes() {
+    Action forward = (v, c, req, res, cb) -> hosts.agent().forward(req, res, cb, c);
+    Action forApp = (v, c, req, res, cb) -> forwardForApp(v.get("app"), req, res, cb, c);
+    Action access = (v, c, req, res, cb) -> access(req, res, cb, c);
+    open("/", "GET HEAD", (v, c, req, res, cb) -> toTheGui(res, cb));
+    open("/health", "GET HEAD", (v, c, req, res, cb) -> health(res, cb));
+    open("/metrics", "GET", (v, c, req, res, cb) -> metricsRoute.handle(req, res, cb));
+    open("/internal/auth/flush", "POST", (v, c, req, res, cb) -> flush(req, res, cb));
+    route("/v1/apps", "GET POST", forward);
+    route("/v1/apps/{app}", "GET DELETE", forApp);
+    route("/v1/apps/{app}/logs", "GET", forApp);
+    route("/v1/apps/{app}/workflows/{workflow}", "GET", forApp);
+    route("/v1/apps/{app}/triggers", "GET", forApp);
+    for (String change : List.of("pause", "resume")) {
+      route(
+          "/v1/apps/{app}/triggers/{trigger}/" + change,
+          "POST",
+          (v, c, req, res, cb) -> trigger(v.get("app"), v.get("trigger"), c, req, res, cb));
+    }
+    route(
+        "/v1/apps/{app}/invoke",
+        "POST",
+        (v, c, req, res, cb) ->
+            invoke.handle(
+                v.get("app"), c, req, res, metrics.invocation(v.get("app"), mode(req), res, cb)));
+    route("/v1/cluster", "GET", (v, c, req, res, cb) -> cluster.handle(c, res, cb));
+    route("/v1/executions", "GET", forward);
+    route(
+        "/v1/executions/{id}",
+        "GET",
+        (v, c, req, res, cb) -> executions.execution(v.get("id"), c, req, res, cb));
+    route(
+        "/v1/executions/{id}/history",
+        "GET",
+        (v, c, req, res, cb) -> executions.history(v.get("id"), c, req, res, cb));
+    route(
+        "/v1/executions/{id}/stop",
+        "POST",
+        (v, c, req, res, cb) ->
+            control.stop(v.get("id"), c, req, res, metrics.control("stop", res, cb)));
+    route(
+        "/v1/executions/{id}/redrive",
+        "POST",
+        (v, c, req, res, cb) ->
+            control.redrive(v.get("id"), c, res, metrics.control("redrive", res, cb)));
+    for (String answer : List.of("success", "failure", "heartbeat")) {
+      route(
+          "/v1/tasks/{token}/" + answer,
+          "POST",
+          (v, c, req, res, cb) -> tasks.handle(v.get("token"), answer, c, req, res, cb));
+    }
+    route("/v1/whoami", "GET", access);
+    route("/v1/users", "GET POST", access);
+    route("/v1/users/{name}", "DELETE", access);
+    route("/v1/tokens", "GET POST", access);
+    route("/v1/tokens/{id}", "DELETE", access);
+  }
+
+  private void open(String template, String methods, Action action) {
+    add(template, true, methods, action);
+  }
+
+  private void route(String template, String methods, Action action) {
+    add(template, false, methods, action);
+  }
+
+  private void add(String template, boolean open, String methods, Action action) {
+    Map<String, Action> byMethod = new LinkedHashMap<>();
+    for (String method : methods.split(" ")) {
+      byMethod.put(method, action);
+    }
+    table.put(new UriTemplatePathSpec(template), new Route(open, byMethod));
   }
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
-    String path = Request.getPathInContext(request);
-    String method = request.getMethod();
-    List<String> parts = segments(path);
-    if ("/".equals(path)) {
-      if (allowed(method, response, callback, path, "GET", "HEAD")) {
-        // relative: the browser resolves it against whatever address reached nginx
-        response.getHeaders().put(HttpHeader.LOCATION, StaticUi.CONTEXT + "/");
-        JsonHttp.send(
-            response, callback, HttpStatus.FOUND_302, Map.of("location", StaticUi.CONTEXT + "/"));
+    // a trailing or doubled slash is tolerated: /v1/apps/ is /v1/apps
+    String path = "/" + String.join("/", segments(Request.getPathInContext(request)));
+    MatchedResource<Route> matched = table.getMatched(path);
+    Route route = matched == null ? null : matched.getResource();
+    Caller caller = null;
+    if (route == null || !route.open()) {
+      // every path but the open ones needs a token first, an unknown one too: without a token
+      // nobody learns which paths exist
+      caller = authenticate(request, response, callback);
+      if (caller == null) {
+        return true;
       }
+    }
+    if (route == null) {
+      JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
       return true;
     }
-    if (parts.equals(List.of("health"))) {
-      if (allowed(method, response, callback, path, "GET", "HEAD")) {
-        health(response, callback);
-      }
+    Action action = route.methods().get(request.getMethod());
+    if (action == null) {
+      notAllowed(request.getMethod(), response, callback, path, route.methods().keySet());
       return true;
     }
-    if (parts.equals(List.of("metrics"))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        metricsRoute.handle(request, response, callback);
-      }
-      return true;
-    }
-    if (parts.equals(FLUSH)) {
-      if (allowed(method, response, callback, path, "POST")) {
-        flush(request, response, callback);
-      }
-      return true;
-    }
-    Caller caller;
+    Map<String, String> variables =
+        ((UriTemplatePathSpec) matched.getPathSpec()).getPathParams(path);
+    action.run(variables == null ? Map.of() : variables, caller, request, response, callback);
+    return true;
+  }
+
+  /** The caller of a bearer token; null once a 401 or 503 answered that there is none. */
+  private Caller authenticate(Request request, Response response, Callback callback) {
     try {
-      caller = auth.authenticate(request.getHeaders().get(HttpHeader.AUTHORIZATION));
+      return auth.authenticate(request.getHeaders().get(HttpHeader.AUTHORIZATION));
     } catch (Authenticator.Refused e) {
       metrics.authFailed(FrontendMetrics.BAD_TOKEN);
       response.getHeaders().put(HttpHeader.WWW_AUTHENTICATE, "Bearer realm=\"sand\"");
       JsonHttp.error(response, callback, HttpStatus.UNAUTHORIZED_401, e.getMessage());
-      return true;
     } catch (Authenticator.Unavailable e) {
       JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, e.getMessage());
-      return true;
     }
-    if (parts.equals(List.of("v1", "apps"))) {
-      if (allowed(method, response, callback, path, "GET", "POST")) {
-        hosts.agent().forward(request, response, callback, caller);
-      }
-    } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "apps"))) {
-      if (allowed(method, response, callback, path, "GET", "DELETE")) {
-        forwardForApp(parts.get(2), request, response, callback, caller);
-      }
-    } else if (parts.size() == 4
-        && parts.subList(0, 2).equals(List.of("v1", "apps"))
-        && "logs".equals(parts.get(3))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        forwardForApp(parts.get(2), request, response, callback, caller);
-      }
-    } else if (parts.size() == 5
-        && parts.subList(0, 2).equals(List.of("v1", "apps"))
-        && "workflows".equals(parts.get(3))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        forwardForApp(parts.get(2), request, response, callback, caller);
-      }
-    } else if (parts.size() >= 4
-        && parts.subList(0, 2).equals(List.of("v1", "apps"))
-        && "triggers".equals(parts.get(3))) {
-      triggers(parts, caller, request, response, callback);
-    } else if (parts.equals(List.of("v1", "cluster"))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        cluster.handle(caller, response, callback);
-      }
-    } else if (parts.size() == 4
-        && parts.subList(0, 2).equals(List.of("v1", "apps"))
-        && "invoke".equals(parts.get(3))) {
-      if (allowed(method, response, callback, path, "POST")) {
-        invoke.handle(
-            parts.get(2),
-            caller,
-            request,
-            response,
-            metrics.invocation(parts.get(2), mode(request), response, callback));
-      }
-    } else if (parts.size() == 3 && parts.subList(0, 2).equals(List.of("v1", "executions"))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        execution(parts.get(2), caller, request, response, callback);
-      }
-    } else if (parts.equals(List.of("v1", "executions"))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        hosts.agent().forward(request, response, callback, caller);
-      }
-    } else if (parts.size() == 4
-        && parts.subList(0, 2).equals(List.of("v1", "executions"))
-        && "history".equals(parts.get(3))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        history(parts.get(2), caller, request, response, callback);
-      }
-    } else if (parts.size() == 4
-        && parts.subList(0, 2).equals(List.of("v1", "executions"))
-        && "stop".equals(parts.get(3))) {
-      if (allowed(method, response, callback, path, "POST")) {
-        control.stop(
-            parts.get(2), caller, request, response, metrics.control("stop", response, callback));
-      }
-    } else if (parts.size() == 4
-        && parts.subList(0, 2).equals(List.of("v1", "executions"))
-        && "redrive".equals(parts.get(3))) {
-      if (allowed(method, response, callback, path, "POST")) {
-        control.redrive(
-            parts.get(2), caller, response, metrics.control("redrive", response, callback));
-      }
-    } else if (parts.size() == 4
-        && parts.subList(0, 2).equals(List.of("v1", "tasks"))
-        && List.of("success", "failure", "heartbeat").contains(parts.get(3))) {
-      if (allowed(method, response, callback, path, "POST")) {
-        tasks.handle(parts.get(2), parts.get(3), caller, request, response, callback);
-      }
-    } else if (parts.equals(List.of("v1", "whoami"))) {
-      if (allowed(method, response, callback, path, "GET")) {
-        access(request, response, callback, caller);
-      }
-    } else if (parts.size() == 2
-        && List.of("users", "tokens").contains(parts.get(1))
-        && "v1".equals(parts.get(0))) {
-      if (allowed(method, response, callback, path, "GET", "POST")) {
-        access(request, response, callback, caller);
-      }
-    } else if (parts.size() == 3
-        && List.of("users", "tokens").contains(parts.get(1))
-        && "v1".equals(parts.get(0))) {
-      if (allowed(method, response, callback, path, "DELETE")) {
-        access(request, response, callback, caller);
-      }
-    } else {
-      JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
-    }
-    return true;
+    return null;
+  }
+
+  /** {@code GET /}: to the web GUI. */
+  private static void toTheGui(Response response, Callback callback) {
+    // relative: the browser resolves it against whatever address reached nginx
+    response.getHeaders().put(HttpHeader.LOCATION, StaticUi.CONTEXT + "/");
+    JsonHttp.send(
+        response, callback, HttpStatus.FOUND_302, Map.of("location", StaticUi.CONTEXT + "/"));
   }
 
   /** {@code POST /internal/auth/flush}: another frontend says users or tokens changed. */
@@ -298,21 +298,19 @@ final class Routes extends Handler.Abstract {
     return java.util.Arrays.stream(path.split("/")).filter(s -> !s.isEmpty()).toList();
   }
 
-  /** True when {@code method} is one of {@code allow}; otherwise answers 405 with Allow. */
-  private static boolean allowed(
-      String method, Response response, Callback callback, String path, String... allow) {
-    for (String m : allow) {
-      if (m.equals(method)) {
-        return true;
-      }
-    }
+  /** Answers 405 with {@code Allow}: {@code method} is not one of {@code allow}. */
+  private static void notAllowed(
+      String method,
+      Response response,
+      Callback callback,
+      String path,
+      java.util.Collection<String> allow) {
     response.getHeaders().put(HttpHeader.ALLOW, String.join(", ", allow));
     JsonHttp.error(
         response,
         callback,
         HttpStatus.METHOD_NOT_ALLOWED_405,
         method + " not allowed on " + path + " (allowed: " + String.join(", ", allow) + ")");
-    return false;
   }
 
   /** 200 while at least one host's Redis answers (invocations can go there), else 503. */
@@ -369,140 +367,24 @@ final class Routes extends Handler.Abstract {
   }
 
   /**
-   * {@code GET /v1/apps/{app}/triggers} and {@code POST
-   * /v1/apps/{app}/triggers/{name}/pause|resume} ({@code parts} starts with v1, apps, app,
-   * triggers): forwarded to the agent once the path is one of these; a name that cannot be a
-   * trigger's is 400.
+   * {@code POST /v1/apps/{app}/triggers/{trigger}/pause|resume}: forwarded to the agent; a name
+   * that cannot be a trigger's is 400.
    */
-  private void triggers(
-      List<String> parts, Caller caller, Request request, Response response, Callback callback) {
-    String path = Request.getPathInContext(request);
-    boolean list = parts.size() == 4;
-    if (!list && (parts.size() != 6 || !List.of("pause", "resume").contains(parts.get(5)))) {
-      JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
-    } else if (!allowed(request.getMethod(), response, callback, path, list ? "GET" : "POST")) {
-      return;
-    } else if (!list && !TRIGGER.matcher(parts.get(4)).matches()) {
+  private void trigger(
+      String app,
+      String trigger,
+      Caller caller,
+      Request request,
+      Response response,
+      Callback callback) {
+    if (!TRIGGER.matcher(trigger).matches()) {
       JsonHttp.error(
           response,
           callback,
           HttpStatus.BAD_REQUEST_400,
-          "trigger name must match " + TRIGGER.pattern() + ", got '" + parts.get(4) + "'");
+          "trigger name must match " + TRIGGER.pattern() + ", got '" + trigger + "'");
     } else {
-      forwardForApp(parts.get(2), request, response, callback, caller);
-    }
-  }
-
-  /** An execution's history: the agent reads it (and checks who may see it). */
-  private void history(
-      String id, Caller caller, Request request, Response response, Callback callback) {
-    if (validExecutionId(id, response, callback)) {
-      hosts.agent().forward(request, response, callback, caller);
-    }
-  }
-
-  /** True when {@code id} can name an execution; otherwise answers 404 as for a missing one. */
-  private static boolean validExecutionId(String id, Response response, Callback callback) {
-    try {
-      Names.requireExecutionId(id);
-      return true;
-    } catch (IllegalArgumentException e) {
-      JsonHttp.error(
-          response,
-          callback,
-          HttpStatus.NOT_FOUND_404,
-          "no execution '" + id + "': " + e.getMessage());
-      return false;
-    }
-  }
-
-  private void execution(
-      String id, Caller caller, Request request, Response response, Callback callback) {
-    if (!validExecutionId(id, response, callback)) {
-      return;
-    }
-    // The document is in the Redis of the host that ran the execution's last grain (a RUNNING
-    // one on its entry host while it runs). A host that is away may hold the finished one: then
-    // the record in Cassandra (through an agent) decides, and RUNNING is the fallback.
-    Optional<byte[]> finished = Optional.empty();
-    Optional<byte[]> running = Optional.empty();
-    LocalBusException failure = null;
-    boolean someHostAway = false;
-    for (HostLinks.Link link : hosts.all()) {
-      RedisLocalBus bus = link.bus;
-      if (bus == null) {
-        someHostAway = true;
-        continue;
-      }
-      try {
-        Optional<byte[]> found = bus.get(Keys.result(id));
-        if (found.isPresent() && running(found.get())) {
-          running = found;
-        } else if (found.isPresent()) {
-          finished = found;
-        }
-      } catch (LocalBusException e) {
-        failure = e;
-        someHostAway = true;
-      }
-    }
-    Optional<byte[]> doc = finished;
-    if (doc.isEmpty() && running.isPresent()) {
-      Optional<byte[]> stillRunning = running;
-      doc =
-          someHostAway
-              ? hosts.agent().get("/v1/executions/" + id, caller).or(() -> stillRunning)
-              : running;
-    }
-    if (doc.isEmpty() && failure != null && hosts.size() == 1) {
-      JsonHttp.error(response, callback, HttpStatus.SERVICE_UNAVAILABLE_503, failure.getMessage());
-      return;
-    }
-    if (doc.isPresent() && !caller.admin()) {
-      Optional<Boolean> mayUse = mayUseAppOf(doc.get(), caller);
-      if (mayUse.isEmpty()) {
-        // its app is no longer deployed: the agent knows the app's owner (and the record)
-        doc = Optional.empty();
-      } else if (!mayUse.get()) {
-        JsonHttp.error(
-            response, callback, HttpStatus.NOT_FOUND_404, "no execution '" + id + "' is recorded");
-        return;
-      }
-    }
-    if (doc.isEmpty()) {
-      // Redis forgot it (after an hour) or never had it (its host died): the host agent reads
-      // the execution records of the global data layer
-      hosts.agent().forward(request, response, callback, caller);
-      return;
-    }
-    response.getHeaders().put(InvokeRoute.EXECUTION_HEADER, id);
-    JsonHttp.sendJson(response, callback, HttpStatus.OK_200, doc.get());
-  }
-
-  /**
-   * Whether {@code caller} may see the execution whose document is {@code doc}, by the owner of its
-   * app in the app's metadata; empty when no host has the app's metadata.
-   */
-  private Optional<Boolean> mayUseAppOf(byte[] doc, Caller caller) {
-    String app;
-    try {
-      app = Names.requireApp(ResultDocument.parse(doc).app());
-    } catch (IllegalArgumentException e) {
-      // not a document of an app anybody owns: for admins only
-      return Optional.of(false);
-    }
-    try {
-      return hosts.first(link -> link.catalog.find(app)).map(m -> caller.mayUse(m.owner()));
-    } catch (LocalBusException | IllegalStateException e) {
-      return Optional.empty();
-    }
-  }
-
-  private static boolean running(byte[] doc) {
-    try {
-      return !ResultDocument.parse(doc).finished();
-    } catch (IllegalArgumentException e) {
-      return false;
+      forwardForApp(app, request, response, callback, caller);
     }
   }
 }

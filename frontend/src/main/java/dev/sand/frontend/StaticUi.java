@@ -1,5 +1,6 @@
 package dev.sand.frontend;
 
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -12,6 +12,7 @@ import dev.sand.contracts.TaskOutcomes;
 import dev.sand.contracts.TaskToken;
 import dev.sand.contracts.TaskTokens;
 import dev.sand.contracts.TaskWaitStatus;
+import dev.sand.service.JsonHttp;
 import io.lettuce.core.ZAddArgs;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

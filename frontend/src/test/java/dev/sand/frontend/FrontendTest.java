@@ -15,6 +15,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Tokens;
+import dev.sand.service.JsonHttp;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;

@@ -9,6 +9,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Tokens;
+import dev.sand.service.JsonHttp;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

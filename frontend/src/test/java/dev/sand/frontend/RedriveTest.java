@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.service.JsonHttp;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -2,6 +2,7 @@ package dev.sand.frontend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

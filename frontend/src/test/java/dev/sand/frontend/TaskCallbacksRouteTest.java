@@ -10,6 +10,7 @@ import dev.sand.contracts.Keys;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.TaskToken;
 import dev.sand.contracts.TaskTokens;
+import dev.sand.service.JsonHttp;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.URI;

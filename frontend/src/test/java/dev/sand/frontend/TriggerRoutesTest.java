@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.redis.RedisServer;
 import dev.sand.contracts.Keys;
+import dev.sand.service.JsonHttp;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

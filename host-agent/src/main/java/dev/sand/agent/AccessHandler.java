@@ -1,11 +1,12 @@
 package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sand.agent.apps.DeployException;
+import dev.sand.agent.refusal.Refusal;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.Tokens;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.StoreException;
 import dev.sand.store.TokenRecord;
 import dev.sand.store.UserRecord;
@@ -59,15 +60,8 @@ final class AccessHandler extends Handler.Abstract {
     this.clock = clock;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return path.equals("/v1/whoami")
-        || path.equals(PRINCIPAL)
-        || path.equals("/v1/users")
-        || path.startsWith("/v1/users/")
-        || path.equals("/v1/tokens")
-        || path.startsWith("/v1/tokens/");
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {"/v1/whoami", PRINCIPAL, "/v1/users/*", "/v1/tokens/*"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
@@ -98,7 +92,7 @@ final class AccessHandler extends Handler.Abstract {
           allow(method, "DELETE");
           JsonHttp.send(response, callback, 200, deleteUser(parts.get(2), caller));
         } else {
-          throw new DeployException(DeployException.Reason.NOT_FOUND, "no such path: " + path);
+          throw new AccessRefused(AccessRefused.Reason.NOT_FOUND, "no such path: " + path);
         }
       } else if (parts.size() == 2) {
         allow(method, "GET", "POST");
@@ -112,10 +106,10 @@ final class AccessHandler extends Handler.Abstract {
         allow(method, "DELETE");
         JsonHttp.send(response, callback, 200, revoke(parts.get(2), caller));
       } else {
-        throw new DeployException(DeployException.Reason.NOT_FOUND, "no such path: " + path);
+        throw new AccessRefused(AccessRefused.Reason.NOT_FOUND, "no such path: " + path);
       }
-    } catch (DeployException e) {
-      JsonHttp.error(response, callback, AppsHandler.status(e.reason()), e.getMessage());
+    } catch (Refusal e) {
+      Refusals.answer(response, callback, e);
     } catch (NotAllowed e) {
       response.getHeaders().put(HttpHeader.ALLOW, e.allow);
       JsonHttp.error(response, callback, HttpStatus.METHOD_NOT_ALLOWED_405, e.getMessage());
@@ -135,18 +129,18 @@ final class AccessHandler extends Handler.Abstract {
 
   private void principal(Request request, Caller caller, Response response, Callback callback) {
     if (caller.user() != null) {
-      throw new DeployException(
-          DeployException.Reason.FORBIDDEN, "only the cluster's services look tokens up");
+      throw new AccessRefused(
+          AccessRefused.Reason.FORBIDDEN, "only the cluster's services look tokens up");
     }
     String hash = request.getHeaders().get(contractsConstants.HEADER_TOKEN_HASH);
     if (!Tokens.wellFormedHash(hash)) {
-      throw new DeployException(
-          DeployException.Reason.INVALID,
+      throw new AccessRefused(
+          AccessRefused.Reason.INVALID,
           contractsConstants.HEADER_TOKEN_HASH + " must be 64 lowercase hex digits");
     }
     Optional<AccessTable.Found> found = access().find(hash, clock.instant());
     if (found.isEmpty()) {
-      throw new DeployException(DeployException.Reason.NOT_FOUND, "no such token");
+      throw new AccessRefused(AccessRefused.Reason.NOT_FOUND, "no such token");
     }
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("user", found.get().user().name());
@@ -173,8 +167,8 @@ final class AccessHandler extends Handler.Abstract {
     }
     UserRecord user = new UserRecord(name, role, clock.instant());
     if (!access().createUser(user)) {
-      throw new DeployException(
-          DeployException.Reason.CONFLICT, "a user named '" + name + "' already exists");
+      throw new AccessRefused(
+          AccessRefused.Reason.CONFLICT, "a user named '" + name + "' already exists");
     }
     return user(user);
   }
@@ -184,7 +178,7 @@ final class AccessHandler extends Handler.Abstract {
       throw invalid("you cannot delete the user you are signed in as ('" + name + "')");
     }
     if (access().user(name).isEmpty()) {
-      throw new DeployException(DeployException.Reason.NOT_FOUND, "no user '" + name + "'");
+      throw new AccessRefused(AccessRefused.Reason.NOT_FOUND, "no user '" + name + "'");
     }
     int revoked = access().deleteUser(name);
     Map<String, Object> body = new LinkedHashMap<>();
@@ -235,7 +229,7 @@ final class AccessHandler extends Handler.Abstract {
       expires = now.plus(Duration.ofDays(days.asInt()));
     }
     if (access().user(user).isEmpty()) {
-      throw new DeployException(DeployException.Reason.NOT_FOUND, "no user '" + user + "'");
+      throw new AccessRefused(AccessRefused.Reason.NOT_FOUND, "no user '" + user + "'");
     }
     String token = Tokens.generate();
     TokenRecord record = new TokenRecord(Tokens.newId(), user, label, now, expires);
@@ -251,7 +245,7 @@ final class AccessHandler extends Handler.Abstract {
     Optional<TokenRecord> token = access().token(id);
     // another user's token is answered as a missing one
     if (token.isEmpty() || !caller.mayUse(Optional.of(token.get().user()))) {
-      throw new DeployException(DeployException.Reason.NOT_FOUND, "no token '" + id + "'");
+      throw new AccessRefused(AccessRefused.Reason.NOT_FOUND, "no token '" + id + "'");
     }
     access().revoke(id);
     return Map.of("revoked", id);
@@ -281,8 +275,7 @@ final class AccessHandler extends Handler.Abstract {
 
   private static void requireAdmin(Caller caller, String what) {
     if (!caller.admin()) {
-      throw new DeployException(
-          DeployException.Reason.FORBIDDEN, what + " requires the admin role");
+      throw new AccessRefused(AccessRefused.Reason.FORBIDDEN, what + " requires the admin role");
     }
   }
 
@@ -319,8 +312,8 @@ final class AccessHandler extends Handler.Abstract {
     return Ownership.access(cassandra);
   }
 
-  private static DeployException invalid(String problem) {
-    return new DeployException(DeployException.Reason.INVALID, problem);
+  private static AccessRefused invalid(String problem) {
+    return new AccessRefused(AccessRefused.Reason.INVALID, problem);
   }
 
   private static void allow(String method, String... allowed) {

@@ -8,6 +8,7 @@ import dev.sand.agent.apps.Deployer;
 import dev.sand.config.ConfigException;
 import dev.sand.config.SandboxConfig;
 import dev.sand.contracts.Caller;
+import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -50,10 +51,8 @@ final class AppsHandler extends Handler.Abstract {
     this.ownership = ownership;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {PREFIX, PREFIX + "/*"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
@@ -253,7 +252,7 @@ final class AppsHandler extends Handler.Abstract {
       LOG.atWarn().addKeyValue("error", e.getMessage()).log("deploy failed");
       Map<String, Object> last = new LinkedHashMap<>();
       last.put("status", "failed");
-      last.put("http_status", status(e.reason()));
+      last.put("http_status", Refusals.status(e.reason()));
       last.put("problems", e.problems());
       write(stream[0], last);
       close(stream[0], callback);
@@ -368,20 +367,7 @@ final class AppsHandler extends Handler.Abstract {
     body.put(
         "error", e.problems().size() == 1 ? e.problems().get(0) : "the application is invalid");
     body.put("problems", e.problems());
-    JsonHttp.send(response, callback, status(e.reason()), body);
-  }
-
-  /** The HTTP status that answers a refusal for {@code reason}. */
-  static int status(DeployException.Reason reason) {
-    return switch (reason) {
-      case INVALID -> HttpStatus.BAD_REQUEST_400;
-      case NOT_FOUND -> HttpStatus.NOT_FOUND_404;
-      case CONFLICT -> HttpStatus.CONFLICT_409;
-      case FORBIDDEN -> HttpStatus.FORBIDDEN_403;
-      case TOO_LARGE -> HttpStatus.PAYLOAD_TOO_LARGE_413;
-      case UNAVAILABLE -> HttpStatus.SERVICE_UNAVAILABLE_503;
-      case INTERNAL -> HttpStatus.INTERNAL_SERVER_ERROR_500;
-    };
+    JsonHttp.send(response, callback, Refusals.status(e.reason()), body);
   }
 
   private static void notAllowed(

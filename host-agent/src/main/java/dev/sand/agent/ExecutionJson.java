@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.ResultDocument;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.ExecutionSummary;
 import dev.sand.store.HistoryEntry;

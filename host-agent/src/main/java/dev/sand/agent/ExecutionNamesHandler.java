@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Names;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.NameClaim;
 import dev.sand.store.StoreException;
 import dev.sand.store.cassandra.CassandraStore;
@@ -41,11 +42,6 @@ final class ExecutionNamesHandler extends Handler.Abstract {
 
   ExecutionNamesHandler(Supplier<CassandraStore> cassandra) {
     this.cassandra = cassandra;
-  }
-
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return PATH.equals(path);
   }
 
   @Override

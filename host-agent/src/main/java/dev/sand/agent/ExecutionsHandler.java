@@ -2,9 +2,10 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sand.agent.apps.DeployException;
+import dev.sand.agent.refusal.Refusal;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.Names;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.ExecutionQuery;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.ExecutionSummary;
@@ -51,10 +52,8 @@ final class ExecutionsHandler extends Handler.Abstract {
     this.ownership = ownership;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return path.equals(ROOT) || path.startsWith(PREFIX);
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {ROOT + "/*"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
@@ -65,14 +64,14 @@ final class ExecutionsHandler extends Handler.Abstract {
           response, callback, 405, request.getMethod() + " not allowed on " + path + " (GET)");
       return true;
     }
-    CassandraStore store = cassandra.get();
-    if (store == null) {
-      JsonHttp.error(response, callback, 503, "the global data layer is not connected yet");
-      return true;
-    }
     Caller caller = InternalAuth.callerOf(request);
     Fields query = Request.extractQueryParameters(request);
     try {
+      CassandraStore store = cassandra.get();
+      if (store == null) {
+        throw new ExecutionRefused(
+            Refusal.Reason.UNAVAILABLE, "the global data layer is not connected yet");
+      }
       if (path.equals(ROOT)) {
         list(store, caller, query, response, callback);
         return true;
@@ -83,21 +82,26 @@ final class ExecutionsHandler extends Handler.Abstract {
       try {
         Names.requireExecutionId(id);
       } catch (IllegalArgumentException e) {
-        JsonHttp.error(response, callback, 404, "no such path: " + path);
-        return true;
+        throw new ExecutionRefused(Refusal.Reason.NOT_FOUND, "no such path: " + path);
       }
       Optional<ExecutionRecord> found = visible(store.executions().find(id), caller);
       if (found.isEmpty()) {
-        JsonHttp.error(response, callback, 404, "no execution '" + id + "' is recorded");
+        throw new ExecutionRefused(
+            Refusal.Reason.NOT_FOUND, "no execution '" + id + "' is recorded");
       } else if (history) {
         history(store, id, query, response, callback);
       } else {
         JsonHttp.send(response, callback, 200, ExecutionJson.document(found.get()));
       }
+    } catch (Refusal e) {
+      Refusals.answer(response, callback, e);
     } catch (IllegalArgumentException e) {
-      JsonHttp.error(response, callback, 400, e.getMessage());
-    } catch (StoreException | DeployException e) {
-      JsonHttp.error(response, callback, 503, e.getMessage());
+      // a bad parameter (ExecutionParams, PageTokens)
+      Refusals.answer(
+          response, callback, new ExecutionRefused(Refusal.Reason.INVALID, e.getMessage()));
+    } catch (StoreException e) {
+      Refusals.answer(
+          response, callback, new ExecutionRefused(Refusal.Reason.UNAVAILABLE, e.getMessage()));
     }
     return true;
   }

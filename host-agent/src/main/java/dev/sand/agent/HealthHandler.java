@@ -1,5 +1,6 @@
 package dev.sand.agent;
 
+import dev.sand.service.JsonHttp;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,11 +14,11 @@ import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The agent's HTTP surface: {@code GET /health}. Answers from the monitors' last snapshots, so it
- * never blocks on a dependency.
+ * {@code GET /health} ({@link AgentRoutes}). Answers from the monitors' last snapshots, so it never
+ * blocks on a dependency.
  *
  * <p>200 when every dependency is ok or disabled; 503 otherwise, naming the ones that are not in
- * {@code unavailable} and {@code error}. Unknown paths get 404, other methods 405, all as JSON.
+ * {@code unavailable} and {@code error}. Other methods get 405, all as JSON.
  */
 final class HealthHandler extends Handler.Abstract.NonBlocking {
   private final Supplier<Map<String, Object>> identity;
@@ -40,11 +41,6 @@ final class HealthHandler extends Handler.Abstract.NonBlocking {
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {
-    String path = Request.getPathInContext(request);
-    if (!"/health".equals(path)) {
-      JsonHttp.error(response, callback, HttpStatus.NOT_FOUND_404, "no such path: " + path);
-      return true;
-    }
     if (!HttpMethod.GET.is(request.getMethod()) && !HttpMethod.HEAD.is(request.getMethod())) {
       response.getHeaders().put(HttpHeader.ALLOW, "GET, HEAD");
       JsonHttp.error(

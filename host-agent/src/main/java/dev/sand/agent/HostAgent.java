@@ -18,14 +18,15 @@ import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Keys;
+import dev.sand.contracts.TaskCallbackRoutes;
 import dev.sand.contracts.Topics;
-import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxExits;
 import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.sandbox.docker.DockerSandboxRuntime;
 import dev.sand.sandbox.process.ProcessSandboxRuntime;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.cassandra.CassandraStore;
 import java.time.Clock;
 import java.time.Duration;
@@ -37,7 +38,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
-import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -170,55 +170,22 @@ public final class HostAgent implements AutoCloseable {
     MetricsHandler metricsHandler = new MetricsHandler(metrics);
     spans = SpanExport.create(config.tracing(), config.hostId());
     Handler router =
-        new Handler.Abstract() {
-          @Override
-          public boolean handle(Request request, Response response, Callback callback)
-              throws Exception {
-            String path = Request.getPathInContext(request);
-            if ("/health".equals(path)) {
-              return health.handle(request, response, callback);
-            }
-            try {
-              if (auth.authenticate(request).isEmpty()) {
-                JsonHttp.error(
-                    response,
-                    callback,
-                    HttpStatus.UNAUTHORIZED_401,
-                    "the host agent answers SAND's own services only (missing or wrong "
-                        + contractsConstants.HEADER_INTERNAL
-                        + ")");
-                return true;
-              }
-            } catch (IllegalArgumentException e) {
-              JsonHttp.error(response, callback, HttpStatus.BAD_REQUEST_400, e.getMessage());
-              return true;
-            }
-            if (MetricsHandler.PATH.equals(path)) {
-              return metricsHandler.handle(request, response, callback);
-            }
-            if (TriggersHandler.owns(path)) {
-              return triggersHandler.handle(request, response, callback);
-            }
-            if (AppsHandler.owns(path)) {
-              return apps.handle(request, response, callback);
-            }
-            if (SandboxesHandler.PATH.equals(path)) {
-              return sandboxes.handle(request, response, callback);
-            }
-            if (AccessHandler.owns(path)) {
-              return access.handle(request, response, callback);
-            }
-            if (ExecutionNamesHandler.owns(path)) {
-              return names.handle(request, response, callback);
-            }
-            if (TaskCallbacksHandler.owns(path)) {
-              return tasks.handle(request, response, callback);
-            }
-            return ExecutionsHandler.owns(path)
-                ? executions.handle(request, response, callback)
-                : health.handle(request, response, callback);
-          }
-        };
+        new AgentRoutes(health, auth)
+            .route(
+                new Handler.Abstract() {
+                  @Override
+                  public boolean handle(Request request, Response response, Callback callback) {
+                    return metricsHandler.handle(request, response, callback);
+                  }
+                },
+                MetricsHandler.PATH)
+            .route(triggersHandler, TriggersHandler.PATHS)
+            .route(apps, AppsHandler.PATHS)
+            .route(sandboxes, SandboxesHandler.PATH)
+            .route(access, AccessHandler.PATHS)
+            .route(names, ExecutionNamesHandler.PATH)
+            .route(tasks, TaskCallbackRoutes.COMPLETE, TaskCallbackRoutes.HEARTBEAT)
+            .route(executions, ExecutionsHandler.PATHS);
     server.setHandler(new GracefulHandler(router));
     server.setErrorHandler(new JsonHttp.JsonErrorHandler());
     server.setStopTimeout(STOP_TIMEOUT.toMillis());

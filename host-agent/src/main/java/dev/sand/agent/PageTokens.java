@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.ExecutionQuery;
 import dev.sand.store.HistoryEntry;
 import java.io.IOException;

@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.sand.agent.apps.Deployer;
+import dev.sand.service.JsonHttp;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;

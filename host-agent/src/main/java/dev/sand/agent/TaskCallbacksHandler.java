@@ -1,7 +1,7 @@
 package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sand.agent.apps.DeployException;
+import dev.sand.agent.refusal.Refusal;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.TaskCallbackRoutes;
@@ -9,6 +9,7 @@ import dev.sand.contracts.TaskOutcomes;
 import dev.sand.contracts.TaskToken;
 import dev.sand.contracts.TaskTokens;
 import dev.sand.contracts.TaskWaitStatus;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.ExecutionRecord;
 import dev.sand.store.StoreException;
 import dev.sand.store.TaskWait;
@@ -56,11 +57,6 @@ final class TaskCallbacksHandler extends Handler.Abstract {
     this.ownership = ownership;
     this.secret = secret;
     this.clock = clock;
-  }
-
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return TaskCallbackRoutes.COMPLETE.equals(path) || TaskCallbackRoutes.HEARTBEAT.equals(path);
   }
 
   /** An answer: its HTTP status and JSON body. */
@@ -161,7 +157,7 @@ final class TaskCallbacksHandler extends Handler.Abstract {
               .taskWaits()
               .complete(hash, app, call.claims().executionId(), status, call.outcome(), now),
           status);
-    } catch (StoreException | DeployException e) {
+    } catch (StoreException | Refusal e) {
       return Answer.error(503, "task callbacks cannot be recorded now: " + e.getMessage());
     }
   }

@@ -5,6 +5,7 @@ import dev.sand.agent.apps.Deployer;
 import dev.sand.agent.triggers.Triggers;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.StoreException;
 import java.util.List;
 import java.util.Map;
@@ -41,10 +42,8 @@ final class TriggersHandler extends Handler.Abstract {
     this.triggers = triggers;
   }
 
-  /** Whether {@code path} belongs to this handler. */
-  static boolean owns(String path) {
-    return PATH.matcher(path).matches();
-  }
+  /** Its routes (Jetty path specs, {@link AgentRoutes}). */
+  static final String[] PATHS = {"^" + PATH.pattern() + "$"};
 
   @Override
   public boolean handle(Request request, Response response, Callback callback) {

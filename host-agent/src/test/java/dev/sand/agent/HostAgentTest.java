@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.config.ClusterConfig;
+import dev.sand.service.JsonHttp;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -210,10 +211,12 @@ class HostAgentTest {
   void unknownPath_returns404Json() throws Exception {
     start(new Fake("redis", true));
 
-    HttpResponse<String> response = get("/nope");
+    for (String path : List.of("/nope", "/v1/appsx", "/internal/principalx", "/health/x")) {
+      HttpResponse<String> response = get(path);
 
-    assertThat(response.statusCode()).isEqualTo(404);
-    assertThat(json(response).get("error").asText()).isEqualTo("no such path: /nope");
+      assertThat(response.statusCode()).as(path).isEqualTo(404);
+      assertThat(json(response).get("error").asText()).isEqualTo("no such path: " + path);
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.service.JsonHttp;
 
 /** JSON values for tests of other packages. */
 public final class JsonTestNodes {

@@ -8,6 +8,7 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.TaskToken;
 import dev.sand.contracts.TaskTokens;
 import dev.sand.contracts.TaskWaitStatus;
+import dev.sand.service.JsonHttp;
 import dev.sand.store.TaskWait;
 import dev.sand.store.TaskWaitClaim;
 import java.net.URI;

@@ -1,4 +1,4 @@
-package dev.sand.frontend;
+package dev.sand.service;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -12,17 +12,16 @@ import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * JSON responses for Jetty's core API: every answer of the frontend, errors included, is a JSON
- * object. (The host agent has its own copy; the two share no module that could hold it without
- * pulling Jetty into the bus library.)
+ * JSON responses for Jetty's core API: every answer of the frontend and the host agent, errors
+ * included, is a JSON object.
  */
-final class JsonHttp {
-  static final ObjectMapper MAPPER = JsonMapper.builder().build();
+public final class JsonHttp {
+  public static final ObjectMapper MAPPER = JsonMapper.builder().build();
 
   private JsonHttp() {}
 
   /** Writes {@code body} as JSON with {@code status} and completes {@code callback}. */
-  static void send(Response response, Callback callback, int status, Object body) {
+  public static void send(Response response, Callback callback, int status, Object body) {
     byte[] bytes;
     try {
       bytes = MAPPER.writeValueAsBytes(body);
@@ -31,14 +30,11 @@ final class JsonHttp {
       callback.failed(e);
       return;
     }
-    response.setStatus(status);
-    response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-    response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
-    response.write(true, ByteBuffer.wrap(bytes), callback);
+    sendJson(response, callback, status, bytes);
   }
 
   /** Writes {@code json}, already a serialized JSON document, with {@code status}. */
-  static void sendJson(Response response, Callback callback, int status, byte[] json) {
+  public static void sendJson(Response response, Callback callback, int status, byte[] json) {
     response.setStatus(status);
     response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
     response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
@@ -46,12 +42,12 @@ final class JsonHttp {
   }
 
   /** Writes {@code {"error": message}}. */
-  static void error(Response response, Callback callback, int status, String message) {
+  public static void error(Response response, Callback callback, int status, String message) {
     send(response, callback, status, Map.of("error", message));
   }
 
   /** Turns the errors Jetty generates itself (bad requests, unhandled exceptions) into JSON. */
-  static final class JsonErrorHandler extends ErrorHandler {
+  public static final class JsonErrorHandler extends ErrorHandler {
     /** Every method gets its error as JSON (Jetty's default answers only GET, POST, HEAD). */
     @Override
     public boolean errorPageForMethod(String method) {
