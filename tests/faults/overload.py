@@ -167,6 +167,47 @@ def service_of(process: psutil.Process) -> str | None:
     return None
 
 
+def processes_by_service(config: ClusterConfig) -> list[tuple[psutil.Process, str]]:
+    """Every process whose command line names the cluster's state dir, and their descendants,
+    each with its service (``service_of``; a descendant without a service of its own counts for
+    its parent's)."""
+    marker = str(config.state_dir)
+    roots: dict[int, str] = {}
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info.get("cmdline") or []
+        if any(marker in part for part in cmdline):
+            roots[process.pid] = service_of(process) or process.name()
+    found: list[tuple[psutil.Process, str]] = []
+    seen: set[int] = set()
+    for pid, service in roots.items():
+        try:
+            root = psutil.Process(pid)
+            family = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            continue
+        for process in family:
+            if process.pid not in seen:
+                seen.add(process.pid)
+                own = (service_of(process) if process.pid != pid else service) or service
+                found.append((process, own))
+    return found
+
+
+def cpu_seconds(config: ClusterConfig) -> dict[str, float]:
+    """CPU seconds (user + system, with reaped children: a worker's forked instances) each
+    service and this test process (``load and test``: the Go load generator is its child) used
+    so far; the difference of two readings is what a run cost, per service."""
+    totals: dict[str, float] = defaultdict(float)
+    me = psutil.Process()
+    for process, service in [*processes_by_service(config), (me, "load and test")]:
+        try:
+            t = process.cpu_times()
+        except psutil.Error:
+            continue
+        totals[service] += t.user + t.system + t.children_user + t.children_system
+    return dict(totals)
+
+
 @dataclass
 class MemorySampler:
     """Samples, every ``every_s``, the resident memory of every process whose command line
@@ -193,33 +234,16 @@ class MemorySampler:
 
     def sample(self) -> dict[str, float]:
         """The resident MB of each service now."""
-        marker = str(self.config.state_dir)
-        roots: dict[int, str] = {}
-        for process in psutil.process_iter(["cmdline"]):
-            cmdline = process.info.get("cmdline") or []
-            if any(marker in part for part in cmdline):
-                roots[process.pid] = service_of(process) or process.name()
         totals: dict[str, float] = defaultdict(float)
-        seen: set[int] = set()
-        for pid, service in roots.items():
+        for process, service in processes_by_service(self.config):
             try:
-                root = psutil.Process(pid)
-                family = [root, *root.children(recursive=True)]
+                if service == GRAIN_WORKERS:
+                    # a worker and its forked instances share most pages: PSS adds them once
+                    totals[service] += process.memory_full_info().pss / 2**20
+                else:
+                    totals[service] += process.memory_info().rss / 2**20
             except psutil.Error:
                 continue
-            for process in family:
-                if process.pid in seen:
-                    continue
-                seen.add(process.pid)
-                own = (service_of(process) if process.pid != pid else service) or service
-                try:
-                    if own == GRAIN_WORKERS:
-                        # a worker and its forked instances share most pages: PSS adds them once
-                        totals[own] += process.memory_full_info().pss / 2**20
-                    else:
-                        totals[own] += process.memory_info().rss / 2**20
-                except psutil.Error:
-                    continue
         return dict(totals)
 
     def _run(self) -> None:

@@ -24,6 +24,7 @@ from tests.faults.overload import (
     MemorySampler,
     Run,
     build_loadgen,
+    cpu_seconds,
     percentile,
     run_load,
 )
@@ -95,6 +96,15 @@ def _summary(name: str, run: Run) -> str:
     )
 
 
+def _print_cpu(before: dict[str, float], after: dict[str, float], seconds: float) -> None:
+    """Where the CPU of the overload run went, per service (decision 0032: what bounds the
+    admitted calls' latency is the CPU their own work takes, not the refusals)."""
+    used = {s: after[s] - before.get(s, 0.0) for s in after}
+    print(f"CPU over the 5x run ({seconds:.0f} s): {sum(used.values()) / seconds:.2f} cores")
+    for service, cpu in sorted(used.items(), key=lambda item: -item[1]):
+        print(f"  {service}: {100 * cpu / seconds:.1f} % of a core")
+
+
 @pytest.mark.timeout(1200)
 def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost(
     cluster: MultiHostCluster,
@@ -137,6 +147,7 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
 
     sampler = MemorySampler(cluster.config)
     sampler.start()
+    cpu_before, cpu_started = cpu_seconds(cluster.config), time.monotonic()
     try:
         over = run_load(
             loadgen,
@@ -149,6 +160,7 @@ def test_fiveTimesSaturation_everyRequestAnswered_admittedP99Bounded_nothingLost
             body=BODY,
         )
         print(_summary("5x saturation", over))
+        _print_cpu(cpu_before, cpu_seconds(cluster.config), time.monotonic() - cpu_started)
         accepted = over.accepted_async() + half.accepted_async()
         statuses = _ended(session, cluster.gateway_url, accepted)
     finally:
