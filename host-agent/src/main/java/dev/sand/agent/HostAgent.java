@@ -39,12 +39,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
-import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -171,14 +168,7 @@ public final class HostAgent implements AutoCloseable {
     spans = SpanExport.create(config.tracing(), config.hostId());
     Handler router =
         new AgentRoutes(health, auth)
-            .route(
-                new Handler.Abstract() {
-                  @Override
-                  public boolean handle(Request request, Response response, Callback callback) {
-                    return metricsHandler.handle(request, response, callback);
-                  }
-                },
-                MetricsHandler.PATH)
+            .route(metricsHandler, MetricsHandler.PATH)
             .route(triggersHandler, TriggersHandler.PATHS)
             .route(apps, AppsHandler.PATHS)
             .route(sandboxes, SandboxesHandler.PATH)

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -15,7 +16,7 @@ import org.eclipse.jetty.util.Callback;
  * agent's router has checked the caller's secret before (decision 0017): only SAND's own services
  * and a Prometheus given the secret scrape it. Thread-safe.
  */
-public final class MetricsHandler {
+public final class MetricsHandler extends Handler.Abstract {
   /** The path it serves. */
   public static final String PATH = "/metrics";
 
@@ -28,6 +29,7 @@ public final class MetricsHandler {
   }
 
   /** Answers the request (405 for anything but GET); always returns true. */
+  @Override
   public boolean handle(Request request, Response response, Callback callback) {
     if (!"GET".equals(request.getMethod())) {
       response.setStatus(HttpStatus.METHOD_NOT_ALLOWED_405);
