@@ -48,7 +48,7 @@ public final class ExecutionRecords {
     Set<String> relist = new LinkedHashSet<>();
     Runnable remember;
     try {
-      remember = history.writes(entries, writes);
+      remember = history.writes(entries, opened(starts), writes);
       executions.writes(starts, ends, writes, relist);
     } catch (StoreException e) {
       return CompletableFuture.failedFuture(e);
@@ -56,5 +56,16 @@ public final class ExecutionRecords {
     return Batches.send(session, writes)
         .thenCompose(taken -> executions.relist(relist))
         .thenRun(remember);
+  }
+
+  /** The executions whose ExecutionStarted (not a redrive's) is among {@code starts}. */
+  static Set<String> opened(List<ExecutionStart> starts) {
+    Set<String> opened = new LinkedHashSet<>();
+    for (ExecutionStart start : starts) {
+      if (start.redriveCount() == 0) {
+        opened.add(start.executionId());
+      }
+    }
+    return opened;
   }
 }

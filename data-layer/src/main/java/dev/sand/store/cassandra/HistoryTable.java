@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Executions' history events ({@link CassandraSchema#EXECUTION_HISTORY}): one partition per
@@ -58,12 +59,15 @@ public final class HistoryTable {
   /**
    * Adds to {@code writes} what records {@code entries} (in order per execution) up to each
    * execution's cap: the events and each execution's count. Reads the counts of executions not seen
-   * before (blocking, one query each).
+   * before (blocking, one query each), but for those in {@code opened}: their ExecutionStarted is
+   * among the entries (the recorder parsed it), so nothing was recorded before. A restart of an
+   * execution from its input after its host was lost (decision 0015) starts its count again: its
+   * cap errs towards keeping more of that execution's events.
    *
    * @return what to run once Cassandra took the writes: it remembers the new counts
    * @throws StoreException when a count cannot be read
    */
-  Runnable writes(List<HistoryEntry> entries, List<Batches.Write> writes) {
+  Runnable writes(List<HistoryEntry> entries, Set<String> opened, List<Batches.Write> writes) {
     Map<String, List<HistoryEntry>> byExecution = new LinkedHashMap<>();
     for (HistoryEntry entry : entries) {
       byExecution.computeIfAbsent(entry.executionId(), id -> new ArrayList<>()).add(entry);
@@ -74,7 +78,7 @@ public final class HistoryTable {
     Map<String, Integer> after = new LinkedHashMap<>();
     for (Map.Entry<String, List<HistoryEntry>> execution : byExecution.entrySet()) {
       String id = execution.getKey();
-      int before = known(id, execution.getValue());
+      int before = known(id, opened.contains(id));
       List<HistoryEntry> kept = admitted(before, execution.getValue(), cap);
       for (HistoryEntry entry : kept) {
         writes.add(
@@ -106,26 +110,16 @@ public final class HistoryTable {
     return batch.size() <= room ? batch : batch.subList(0, room);
   }
 
-  private int known(String executionId, List<HistoryEntry> batch) {
+  private int known(String executionId, boolean opened) {
     Integer count = counts.get(executionId);
     if (count != null) {
       return count;
     }
-    if (opensExecution(batch.get(0))) {
-      return 0; // its first event: nothing recorded before, no need to ask
+    if (opened) {
+      return 0; // its first event is in this record: nothing recorded before, no need to ask
     }
     Row row = statements.run(statements.prepare(READ_COUNT).bind(executionId)).one();
     return row == null || row.isNull("history_count") ? 0 : row.getInt("history_count");
-  }
-
-  /**
-   * Whether {@code entry} is an execution's ExecutionStarted event, its first. The recorder stores
-   * events as compact JSON whose first member is {@code type} (the engine writes it first). A
-   * restart of an execution from its input after its host was lost (decision 0015) starts its count
-   * again: its cap errs towards keeping more of that execution's events.
-   */
-  static boolean opensExecution(HistoryEntry entry) {
-    return entry.event().startsWith("{\"type\":\"ExecutionStarted\"");
   }
 
   /**

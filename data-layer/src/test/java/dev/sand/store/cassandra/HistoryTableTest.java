@@ -2,6 +2,7 @@ package dev.sand.store.cassandra;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sand.store.ExecutionStart;
 import dev.sand.store.HistoryEntry;
 import java.time.Instant;
 import java.util.List;
@@ -37,21 +38,12 @@ class HistoryTableTest {
         .isEqualTo((int) java.time.LocalDate.parse("2026-11-24").toEpochDay());
   }
 
-  /** An execution's first event needs no read of its count; any other event does. */
+  /** An execution's start needs no read of its history count; a redrive's does. */
   @Test
-  void opensExecution_onlyItsStartedEvent() {
-    String started = "{\"type\":\"ExecutionStarted\",\"at_ms\":1}";
-    org.assertj.core.api.Assertions.assertThat(
-            HistoryTable.opensExecution(new HistoryEntry("e", 1, "b", 0, started)))
-        .isTrue();
-    for (String other :
-        List.of(
-            "{\"type\":\"ExecutionRedriven\"}",
-            "{\"type\":\"StateEntered\",\"state\":\"ExecutionStarted\"}",
-            "{}")) {
-      org.assertj.core.api.Assertions.assertThat(
-              HistoryTable.opensExecution(new HistoryEntry("e", 1, "b", 0, other)))
-          .isFalse();
-    }
+  void opened_areTheStartsThatAreNotRedrives() {
+    Instant at = Instant.parse("2026-11-27T00:00:00Z");
+    ExecutionStart fresh = new ExecutionStart("a", "app", "main", "{}", null, null, at, at, 0);
+    ExecutionStart redriven = new ExecutionStart("b", "app", "main", "{}", null, null, at, at, 2);
+    assertThat(ExecutionRecords.opened(List.of(fresh, redriven))).containsExactly("a");
   }
 }
