@@ -25,7 +25,7 @@ lint: setup
 	$(VENV)/bin/ruff format --check sdk-python workflows grain-worker tests bench frontend/ui/scripts
 	$(VENV)/bin/mypy sdk-python/src workflows/src grain-worker/src frontend/ui/scripts
 	mvn -q -B spotless:check
-	cd frontend/ui && npm run --silent typecheck && npm run --silent lint
+	cd frontend/ui && npm run --silent typecheck && npm run --silent lint && npm run --silent check:api
 
 java-test: setup
 	mvn -q -B test

@@ -1,4 +1,9 @@
 // The only way the GUI talks to SAND: the public HTTP API, relative URLs, Bearer token.
+import {
+  executionSummaryStatusValues,
+  pathsV1AppsPostParametersQueryBackendValues,
+  type components,
+} from "./generated/openapi";
 
 export const TOKEN_KEY = "sand.token";
 
@@ -103,112 +108,45 @@ export async function sendJson<T = Json>(method: string, url: string, body?: Jso
   return (text ? JSON.parse(text) : {}) as T;
 }
 
-// ---- shapes (frontend/openapi.yaml) ----
-export interface Identity {
-  user: string;
-  role: "user" | "admin";
-  token_id: string;
-}
-export interface AppMetadata {
-  name: string;
-  version?: number;
-  default_workflow?: string;
-  workflows?: Record<string, { entry_grain?: string }>;
-  grains?: string[];
-  backend?: string;
-  owner?: string;
-  deployed_at?: string;
-  placement?: { hosts?: string[]; grains?: Record<string, string[]> };
-}
-export type ExecStatus = "RUNNING" | "SUCCEEDED" | "FAILED" | "ABORTED";
+// ---- shapes: generated from the contract (frontend/openapi.yaml, decision 0035) ----
+// No API document's fields are written here: each type names a schema of the contract, so a
+// field renamed or removed there (then `npm run gen:api`) is a type error where it is read.
+type Schemas = components["schemas"];
+
+export type Identity = Schemas["Identity"];
+export type AppMetadata = Schemas["AppMetadata"];
+export type AppList = Schemas["AppList"];
+export type AppLogs = Schemas["AppLogs"];
+export type ExecStatus = Schemas["ExecutionSummary"]["status"];
+/** Every execution status, in the contract's order (the executions page's filter). */
+export const EXEC_STATUSES: readonly ExecStatus[] = executionSummaryStatusValues;
 /** What started an execution (decision 0034): a schedule's firing or a topic's record. */
-export type ExecutionTrigger =
-  | { name: string; kind: "schedule"; /** the firing time, ISO-8601 UTC */ time: string }
-  | { name: string; kind: "topic"; topic: string; partition: number; offset: number };
-export interface ExecutionSummary {
-  execution_id: string;
-  app: string;
-  workflow: string;
-  status: ExecStatus;
-  started_ms: number;
-  finished_ms?: number;
-  error?: string;
-  cause?: string | null;
-  redrive_count?: number;
-  /** absent (or null) when no trigger started it */
-  trigger?: ExecutionTrigger | null;
-}
-export interface ExecutionDocument extends Partial<ExecutionSummary> {
-  execution_id: string;
-  status: ExecStatus;
-  input?: unknown;
-  output?: unknown;
-}
-export interface HistoryEvent {
-  type: string;
-  at_ms: number;
-  execution_id?: string;
-  state?: string | null;
-  path?: string;
-  [field: string]: unknown;
-}
-/** A trigger of an app's `app.yaml` as described (defaults filled in), with its state. Times
- * are ISO-8601 UTC. */
-interface TriggerState {
-  name: string;
-  workflow: string;
-  paused: boolean;
-  /** when it was paused; null while active */
-  paused_at: string | null;
-}
-export interface ScheduleTrigger extends TriggerState {
-  kind: "schedule";
-  /** `cron(0 3 * * 1-5)` or `rate(5 minutes)` */
-  schedule: string;
-  /** IANA zone of a cron schedule; UTC for a rate */
-  timezone: string;
-  input: unknown;
-  missed: "run_once" | "skip";
-  /** null while paused */
-  next_firing: string | null;
-  last_firing: { time: string; execution_id: string } | null;
-}
-export interface TopicTrigger extends TriggerState {
-  kind: "topic";
-  topic: string;
-  /** records of the topic not yet started (summed over its partitions); null when unknown */
-  lag: number | null;
-}
-export type Trigger = ScheduleTrigger | TopicTrigger;
-export interface WorkflowDoc {
-  app: string;
-  workflow: string;
-  kind: "asl" | "native";
-  definition: Record<string, unknown>;
-  source: string;
-}
-export interface ClusterDoc {
-  hosts: {
-    host_id: string;
-    healthy: boolean;
-    error: string | null;
-    sandboxes: {
-      app: string;
-      owner?: string | null;
-      version?: number;
-      backend: string;
-      state: string;
-      /** `error`: why the worker is not healthy although it runs (its grain cannot be imported). */
-      workers: { grain: string; healthy: boolean; pid: number | null; error?: string }[];
-    }[];
-  }[];
-}
+export type ExecutionTrigger = Schemas["ExecutionTrigger"];
+export type ExecutionSummary = Schemas["ExecutionSummary"];
+export type ExecutionList = Schemas["ExecutionList"];
+export type ExecutionDocument = Schemas["ExecutionDocument"];
+export type HistoryEvent = Schemas["HistoryEvent"];
+export type HistoryEventType = HistoryEvent["type"];
+export type HistoryPage = Schemas["HistoryPage"];
+/** A trigger of an app's `app.yaml` as described (defaults filled in), with its state. */
+export type Trigger = Schemas["Trigger"];
+export type ScheduleTrigger = Schemas["ScheduleTrigger"];
+export type TopicTrigger = Schemas["TopicTrigger"];
+export type TriggerList = Schemas["TriggerList"];
+export type WorkflowDoc = Schemas["WorkflowDefinition"];
+export type ClusterDoc = Schemas["Cluster"];
+/** The sandbox backends a deploy may ask for (`POST /v1/apps?backend=`), the first the default
+ * the GUI offers. */
+export const BACKENDS = pathsV1AppsPostParametersQueryBackendValues;
+export type Backend = (typeof BACKENDS)[number];
+/** One ndjson line of a deploy's progress. */
+export type DeployLine = Schemas["DeployProgress"];
 
 export const enc = encodeURIComponent;
 
 export async function listApps(): Promise<AppMetadata[]> {
-  const body = await getJson<{ apps?: AppMetadata[] } | AppMetadata[]>("/v1/apps");
-  return Array.isArray(body) ? body : (body.apps ?? []);
+  const body = await getJson<AppList>("/v1/apps");
+  return body.apps;
 }
 
 // ---- triggers (decision 0034): schedules and Kafka topic triggers of an app ----
@@ -218,7 +156,7 @@ const triggerUrl = (app: string, name: string, action: "pause" | "resume") =>
 
 /** The app's triggers, sorted by name, each with its state (empty when it declares none). */
 export async function listTriggers(app: string): Promise<Trigger[]> {
-  const body = await getJson<{ triggers: Trigger[] }>(`/v1/apps/${enc(app)}/triggers`);
+  const body = await getJson<TriggerList>(`/v1/apps/${enc(app)}/triggers`);
   return body.triggers;
 }
 
@@ -237,20 +175,17 @@ export function resumeTrigger(app: string, name: string): Promise<Trigger> {
 /** What the callback routes answer: the wait's status after the call (SUCCEEDED, FAILED,
  * or WAITING after a heartbeat). A task no longer waiting is refused with a 409 whose
  * message names its status ("already SUCCEEDED", "timed out: States.HeartbeatTimeout"). */
-export interface TaskAnswer {
-  status: string;
-}
-export interface TaskFailure {
-  error?: string;
-  cause?: string;
-}
+export type TaskAnswer = Schemas["TaskStatus"];
+export type TaskSuccess = Schemas["TaskSuccess"];
+export type TaskFailure = Schemas["TaskFailure"];
 
 const taskUrl = (token: string, action: "success" | "failure" | "heartbeat") =>
   `/v1/tasks/${enc(token)}/${action}`;
 
 /** Ends the waiting Task with `output` (any JSON value) as its result. */
 export function sendTaskSuccess(token: string, output: unknown): Promise<TaskAnswer> {
-  return sendJson<TaskAnswer>("POST", taskUrl(token, "success"), { output });
+  const body: TaskSuccess = { output };
+  return sendJson<TaskAnswer>("POST", taskUrl(token, "success"), body);
 }
 
 /** Fails the waiting Task with `error` and `cause` (each left out when not given). */
@@ -269,22 +204,12 @@ export async function fullHistory(id: string): Promise<HistoryEvent[]> {
   let page: string | null = null;
   for (let i = 0; i < 50; i++) {
     const q: string = page ? `&page=${enc(page)}` : "";
-    const body: { events: HistoryEvent[]; next_page: string | null } = await getJson(
-      `/v1/executions/${enc(id)}/history?limit=1000${q}`,
-    );
+    const body = await getJson<HistoryPage>(`/v1/executions/${enc(id)}/history?limit=1000${q}`);
     events.push(...body.events);
     page = body.next_page;
     if (!page) break;
   }
   return events;
-}
-
-export interface DeployLine {
-  phase?: string;
-  elapsed_s?: number;
-  status?: "deployed" | "failed";
-  app?: AppMetadata;
-  problems?: string[];
 }
 
 /** POSTs an app archive and calls `onLine` for each ndjson progress line as it arrives. */

@@ -33,7 +33,8 @@ REPO = Path(__file__).resolve().parents[3]
 SPEC_PATH = Path(os.environ.get("SAND_OPENAPI", REPO / "frontend" / "openapi.yaml"))
 METHODS = ("get", "head", "post", "put", "patch", "delete")
 
-# What the client does that this copy of the document does not describe yet: issue 13's
+# What the client does that this copy of the document does not describe yet (or, for
+# "enums", what the document describes that the code's lists lack): issue 13's
 # contract (api.md), which the frontend's branch adds to openapi.yaml, and `trace`, which the
 # invoke description mentions but no schema lists. Each entry is the exact line its check
 # prints. A test fails as soon as the document catches up with one (take it out then), and
@@ -43,7 +44,12 @@ PENDING_IN_DOCUMENT: dict[str, frozenset[str]] = {
     "parameters": frozenset(),
     "models": frozenset(),
     "statuses": frozenset(),
-    "enums": frozenset(),
+    # The engine emits TaskSubmitted and TaskTimedOut (sand_workflows/engine.py, callbacks,
+    # issue 23) and the document lists them (the GUI reads them), but
+    # sand_workflows.history.TYPES does not yet: add them there, then drop this line.
+    "enums": frozenset(
+        {"HistoryEvent.type: the code never produces ['TaskSubmitted', 'TaskTimedOut']"}
+    ),
 }
 
 

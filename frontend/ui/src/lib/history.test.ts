@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HistoryEvent } from "../api";
+import type { HistoryEvent, HistoryEventType } from "../api";
 import {
   callbackOf,
   failedState,
@@ -13,7 +13,7 @@ import {
   withoutTags,
 } from "./history";
 
-const ev = (type: string, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
+const ev = (type: HistoryEventType, at_ms: number, state: string | null, path = "", extra: Record<string, unknown> = {}): HistoryEvent => ({
   type, at_ms, execution_id: "x", state, path, ...extra,
 });
 
@@ -400,7 +400,7 @@ describe("a Task waiting for a callback", () => {
     ]);
     expect(rows[0]?.callback).toEqual(wait);
     expect(rows[1]).toMatchObject({ grain: "approve", host: "host-1", callback: wait, output: { sent_to: "ops" } });
-    for (const end of ["TaskSucceeded", "TaskFailed", "TaskTimedOut"]) {
+    for (const end of ["TaskSucceeded", "TaskFailed", "TaskTimedOut"] as const) {
       const after = [...waiting, ev(end, 5000, "Approve", "", { error: "States.Timeout" })];
       expect(nodeStatuses(after)).toEqual({ Approve: "running" }); // the state's own end follows
       expect(timelineRows(after).map((r) => r.status)).toEqual([

@@ -1,12 +1,13 @@
 // Pure views of an execution's history events (decision 0018): each state's outcome for
 // the graph, the timeline's rows, the state that failed the execution.
-import type { HistoryEvent } from "../api";
+import type { ExecStatus, HistoryEvent, HistoryEventType } from "../api";
 
-const ENDS = new Set(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
+// Typed by the contract's event types (frontend/openapi.yaml): a type renamed there breaks here.
+const ENDS = new Set<HistoryEventType>(["ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted"]);
 // What ends a Task's wait for a callback (issue 23): its result, its failure, its timeout.
-const CALLBACK_ENDS = new Set(["TaskSucceeded", "TaskFailed", "TaskTimedOut"]);
+const CALLBACK_ENDS = new Set<HistoryEventType>(["TaskSucceeded", "TaskFailed", "TaskTimedOut"]);
 // What ends a state's entry, in whatever way (a wait it had ends with it).
-const STATE_ENDS = new Set(["StateExited", "StateFailed", "Caught", "RetryScheduled"]);
+const STATE_ENDS = new Set<HistoryEventType>(["StateExited", "StateFailed", "Caught", "RetryScheduled"]);
 // How far a task end's start (its time less its duration) may lie from its TaskStarted: the
 // two are read from different clocks of one host a few milliseconds apart.
 const LATE_MATCH_MS = 250;
@@ -504,7 +505,7 @@ export function logLinesFor(
   return { tagged, untagged };
 }
 
-const END_OF: Record<string, string> = {
+const END_OF: Record<Exclude<ExecStatus, "RUNNING">, HistoryEventType> = {
   SUCCEEDED: "ExecutionSucceeded",
   FAILED: "ExecutionFailed",
   ABORTED: "ExecutionAborted",
@@ -524,6 +525,6 @@ export function historyComplete(events: HistoryEvent[], status?: string, redrive
     } else if (ENDS.has(e.type)) end = e.type;
   }
   if (end === null || redrives < redriveCount) return false;
-  const expected = status ? END_OF[status] : undefined;
+  const expected = status && status in END_OF ? END_OF[status as keyof typeof END_OF] : undefined;
   return expected === undefined || end === expected;
 }

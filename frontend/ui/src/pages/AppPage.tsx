@@ -97,7 +97,7 @@ export function AppPage() {
         <span className="pill pill-neutral">v{a.version ?? "?"}</span>
         <span className="pill pill-neutral">{a.backend ?? "?"}</span>
         <span className="spacer" />
-        <Link className="button" to={`/executions?app=${enc(a.name)}`}>
+        <Link className="button" to={`/executions?app=${enc(name)}`}>
           Executions
         </Link>
         <button className="danger" data-testid="undeploy" onClick={() => setConfirming(true)}>
@@ -177,7 +177,7 @@ export function AppPage() {
           )}
         </section>
       </div>
-      <TriggersSection app={a.name} />
+      <TriggersSection app={name} />
       {confirming && (
         <ConfirmDialog
           message={`Undeploy ${a.name}? Its sandboxes stop on every host; its executions stay listed.`}

@@ -1,6 +1,6 @@
 import { useState, type ChangeEvent } from "react";
 import { Link } from "react-router-dom";
-import { deployStream, listApps } from "../api";
+import { BACKENDS, deployStream, enc, listApps, type Backend } from "../api";
 import { Empty, ErrorBanner, Loading, useAsync } from "../components/common";
 import { uploadCheck } from "../lib/upload";
 import { DeployProgress, finishDeploy, idleDeploy, type DeployState } from "../components/Deploy";
@@ -8,7 +8,7 @@ import { DeployProgress, finishDeploy, idleDeploy, type DeployState } from "../c
 export function AppsPage() {
   const apps = useAsync(listApps, []);
   const [uploadError, setUploadError] = useState<string | null>(null);
-  const [backend, setBackend] = useState("docker");
+  const [backend, setBackend] = useState<Backend>("docker");
   const [upload, setUpload] = useState<DeployState>(idleDeploy);
 
   const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
@@ -48,9 +48,12 @@ export function AppsPage() {
           Upload .zip/.tar
           <input data-testid="upload-app" type="file" accept=".zip,.tar" onChange={onFile} />
         </label>
-        <select aria-label="backend for uploads" value={backend} onChange={(e) => setBackend(e.target.value)}>
-          <option value="docker">docker</option>
-          <option value="process">process</option>
+        <select aria-label="backend for uploads" value={backend} onChange={(e) => setBackend(e.target.value as Backend)}>
+          {BACKENDS.map((b) => (
+            <option key={b} value={b}>
+              {b}
+            </option>
+          ))}
         </select>
         <Link to="/apps/new" className="button primary" data-testid="new-app">
           New application
@@ -87,7 +90,7 @@ export function AppsPage() {
                 {apps.data.map((a) => (
                   <tr key={a.name} data-testid={`app-row-${a.name}`}>
                     <td>
-                      <Link to={`/apps/${encodeURIComponent(a.name)}`}>{a.name}</Link>
+                      <Link to={`/apps/${enc(a.name ?? "")}`}>{a.name}</Link>
                     </td>
                     <td>{a.version ?? "—"}</td>
                     <td>{a.backend ?? "—"}</td>

@@ -1,6 +1,15 @@
 import { useEffect, useMemo, useState } from "react";
 import { Link, useParams } from "react-router-dom";
-import { enc, fullHistory, getJson, sendJson, type ExecutionDocument, type HistoryEvent, type WorkflowDoc } from "../api";
+import {
+  enc,
+  fullHistory,
+  getJson,
+  sendJson,
+  type AppLogs,
+  type ExecutionDocument,
+  type HistoryEvent,
+  type WorkflowDoc,
+} from "../api";
 import { ConfirmDialog, ErrorBanner, JsonView, Loading, Time, useAsync } from "../components/common";
 import { TaskCallback, type CallbackAnswer } from "../components/TaskCallback";
 import { TriggerOrigin } from "../components/Triggers";
@@ -340,8 +349,8 @@ function StateDetails({
   const logs = useAsync(
     () =>
       app
-        ? getJson<{ logs?: string }>(`/v1/apps/${enc(app)}/logs?tail=2000`).then((b) =>
-            logLinesFor(b.logs ?? "", executionId, grain, row ? row.path : null),
+        ? getJson<AppLogs>(`/v1/apps/${enc(app)}/logs?tail=2000`).then((b) =>
+            logLinesFor(b.logs, executionId, grain, row ? row.path : null),
           )
         : Promise.resolve({ tagged: [], untagged: [] }),
     [app, executionId, grain, row?.path],

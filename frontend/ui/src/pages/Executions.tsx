@@ -1,6 +1,6 @@
 import { useEffect, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
-import { enc, getJson, listApps, type ExecutionSummary } from "../api";
+import { EXEC_STATUSES, enc, getJson, listApps, type ExecutionList } from "../api";
 import { Empty, ErrorBanner, Loading, StatusPill, Time, useAsync } from "../components/common";
 import { duration } from "../lib/format";
 
@@ -21,7 +21,7 @@ export function ExecutionsPage() {
     const span = SINCE[since];
     if (span) q.set("since", String(Date.now() - span));
     if (page) q.set("page", page);
-    return getJson<{ executions: ExecutionSummary[]; next_page: string | null }>(`/v1/executions?${q}`);
+    return getJson<ExecutionList>(`/v1/executions?${q}`);
   }, [app, status, since, page]);
 
   // While some execution on the page runs, the page follows it.
@@ -65,7 +65,7 @@ export function ExecutionsPage() {
           Status
           <select data-testid="filter-status" value={status} onChange={(e) => setFilter("status", e.target.value)}>
             <option value="">any</option>
-            {["RUNNING", "SUCCEEDED", "FAILED", "ABORTED"].map((s) => (
+            {EXEC_STATUSES.map((s) => (
               <option key={s} value={s}>
                 {s}
               </option>

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from "react";
 import { Link } from "react-router-dom";
-import { ApiError, deployStream, request } from "../api";
+import { ApiError, BACKENDS, deployStream, request, type Backend } from "../api";
 import { ErrorBanner } from "../components/common";
 import { DeployProgress, finishDeploy, idleDeploy, type DeployState } from "../components/Deploy";
 import { Editor } from "../components/Editor";
@@ -23,7 +23,7 @@ export function NewAppPage() {
   const [newPath, setNewPath] = useState("");
   const [addError, setAddError] = useState<string | null>(null);
   const [validation, setValidation] = useState<Validation>({ state: "idle" });
-  const [backend, setBackend] = useState("docker");
+  const [backend, setBackend] = useState<Backend>("docker");
   const [deploy, setDeploy] = useState<DeployState>(idleDeploy);
   const [deploying, setDeploying] = useState(false);
   const paths = useMemo(() => Object.keys(files), [files]);
@@ -203,9 +203,12 @@ export function NewAppPage() {
       <div className="row wrap deploy-row">
         <label className="inline">
           Backend
-          <select data-testid="deploy-backend" value={backend} onChange={(e) => setBackend(e.target.value)}>
-            <option value="docker">docker</option>
-            <option value="process">process</option>
+          <select data-testid="deploy-backend" value={backend} onChange={(e) => setBackend(e.target.value as Backend)}>
+            {BACKENDS.map((b) => (
+              <option key={b} value={b}>
+                {b}
+              </option>
+            ))}
           </select>
         </label>
         <button className="primary" data-testid="deploy" onClick={doDeploy} disabled={deploying || nameError !== null}>
