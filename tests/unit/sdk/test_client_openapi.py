@@ -44,12 +44,7 @@ PENDING_IN_DOCUMENT: dict[str, frozenset[str]] = {
     "parameters": frozenset(),
     "models": frozenset(),
     "statuses": frozenset(),
-    # The engine emits TaskSubmitted and TaskTimedOut (sand_workflows/engine.py, callbacks,
-    # issue 23) and the document lists them (the GUI reads them), but
-    # sand_workflows.history.TYPES does not yet: add them there, then drop this line.
-    "enums": frozenset(
-        {"HistoryEvent.type: the code never produces ['TaskSubmitted', 'TaskTimedOut']"}
-    ),
+    "enums": frozenset(),
 }
 
 
