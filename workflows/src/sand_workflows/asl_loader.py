@@ -1,6 +1,7 @@
 """The Amazon States Language: the structure of a machine (scopes, states, transitions).
 
-Field values (Paths, Payload Templates, Retry, Catch) are compiled by ``asl_fields``.
+Field values (Paths, Payload Templates, Retry, Catch) are compiled by ``asl_fields``;
+which fields each state type may have is ``asl_schema``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,17 @@ from typing import Any
 
 from . import model
 from .asl_fields import AslFieldCompiler
+from .asl_schema import (
+    ALLOWED_FIELDS,
+    ASL_TOP_FIELDS,
+    ASSIGNING_TYPES,
+    CALLBACK_SUFFIX,
+    FLOW_FIELDS,
+    JSONATA_FIELDS,
+    QUERY_LANGUAGES,
+    UNSUPPORTED_FIELDS,
+    misplaced,
+)
 from .choice import compile_rule, parse_timestamp
 from .intrinsics import check_intrinsic
 from .jsonata_lang import is_expression
@@ -21,104 +33,6 @@ from .variable_checks import check_references
 
 # Adds the fields of one state type to the constructor arguments: (spec, loc, names, fields).
 _TypeFields = Callable[[dict[str, Any], str, set[str], dict[str, Any]], None]
-
-_COMMON = {"Type", "Comment"}
-# A Task Resource ending in it waits for a callback with its task token (decision 0033).
-CALLBACK_SUFFIX = ".waitForTaskToken"
-_IO = {"InputPath", "OutputPath"}
-_FLOW = {"Next", "End"}
-_RESULT = {"Parameters", "ResultSelector", "ResultPath", "Retry", "Catch"}
-ALLOWED_FIELDS: dict[str, set[str]] = {
-    "Task": _COMMON
-    | _IO
-    | _FLOW
-    | _RESULT
-    | {
-        "Resource",
-        "TimeoutSeconds",
-        "TimeoutSecondsPath",
-        "HeartbeatSeconds",
-        "HeartbeatSecondsPath",
-        "Credentials",
-    },
-    "Pass": _COMMON | _IO | _FLOW | {"Parameters", "ResultPath", "Result"},
-    "Choice": _COMMON | _IO | {"Choices", "Default"},
-    "Wait": _COMMON | _IO | _FLOW | {"Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
-    "Succeed": _COMMON | _IO,
-    "Fail": _COMMON | {"Error", "ErrorPath", "Cause", "CausePath"},
-    "Parallel": _COMMON | _IO | _FLOW | _RESULT | {"Branches"},
-    "Map": _COMMON
-    | _IO
-    | _FLOW
-    | _RESULT
-    | {
-        "ItemsPath",
-        "ItemSelector",
-        "ItemProcessor",
-        "Iterator",
-        "MaxConcurrency",
-        "MaxConcurrencyPath",
-        "Label",
-    },
-}
-# Assign is allowed in both query languages on these types (not on Succeed and Fail).
-ASSIGNING_TYPES = {"Task", "Pass", "Choice", "Wait", "Parallel", "Map"}
-for _typ in ASSIGNING_TYPES:
-    ALLOWED_FIELDS[_typ] = ALLOWED_FIELDS[_typ] | {"Assign"}
-# The fields of a JSONata state (spec "JSONata"; Arguments/Output replace the paths).
-_J_COMMON = {"Type", "Comment", "QueryLanguage"}
-JSONATA_FIELDS: dict[str, set[str]] = {
-    "Task": _J_COMMON
-    | _FLOW
-    | {
-        "Resource",
-        "Arguments",
-        "Output",
-        "Assign",
-        "Retry",
-        "Catch",
-        "TimeoutSeconds",
-        "HeartbeatSeconds",
-        "Credentials",
-    },
-    "Pass": _J_COMMON | _FLOW | {"Output", "Assign"},
-    "Choice": _J_COMMON | {"Choices", "Default", "Output", "Assign"},
-    "Wait": _J_COMMON | _FLOW | {"Seconds", "Timestamp", "Output", "Assign"},
-    "Succeed": _J_COMMON | {"Output"},
-    "Fail": _J_COMMON | {"Error", "Cause"},
-    "Parallel": _J_COMMON | _FLOW | {"Branches", "Arguments", "Output", "Assign", "Retry", "Catch"},
-    "Map": _J_COMMON
-    | _FLOW
-    | {
-        "ItemProcessor",
-        "Iterator",
-        "Items",
-        "ItemSelector",
-        "MaxConcurrency",
-        "Output",
-        "Assign",
-        "Retry",
-        "Catch",
-        "Label",
-    },
-}
-for _typ in ALLOWED_FIELDS:
-    ALLOWED_FIELDS[_typ] = ALLOWED_FIELDS[_typ] | {"QueryLanguage"}
-JSONATA_ONLY = {"Arguments", "Output", "Items", "Condition"}
-QUERY_LANGUAGES = ("JSONPath", "JSONata")
-ASL_TOP_FIELDS = {"StartAt", "States", "Comment", "Version", "QueryLanguage"}
-# Spec fields that SAND does not implement: refused rather than silently ignored.
-UNSUPPORTED_FIELDS = {
-    "Map": {
-        "ItemReader",
-        "ItemBatcher",
-        "ResultWriter",
-        "ToleratedFailurePercentage",
-        "ToleratedFailurePercentagePath",
-        "ToleratedFailureCount",
-        "ToleratedFailureCountPath",
-    },
-}
 
 
 class AslCompiler(AslFieldCompiler):
@@ -252,7 +166,7 @@ class AslCompiler(AslFieldCompiler):
             if key in UNSUPPORTED_FIELDS.get(typ, ()):
                 self.problem(f"{loc}.{key}", f"'{key}' is not supported by SAND")
             elif key not in allowed:
-                self.problem(f"{loc}.{key}", self.misplaced(key, typ, jsonata))
+                self.problem(f"{loc}.{key}", misplaced(key, typ, jsonata))
         # The class decides which common fields apply: e.g. Fail has no InputPath, and a
         # Map's "Parameters" is its ItemSelector (set by map_fields), not MapState.parameters.
         cls, type_fields = self.state_types[typ]
@@ -306,21 +220,6 @@ class AslCompiler(AslFieldCompiler):
                 " JSONata states, not the reverse)",
             )
         return bool(value == "JSONata")
-
-    @staticmethod
-    def misplaced(key: str, typ: str, jsonata: bool) -> str:
-        """Why ``key`` does not belong in a ``typ`` state of that query language."""
-        if jsonata and key in ALLOWED_FIELDS[typ]:
-            return (
-                f"'{key}' is a JSONPath field and this state uses JSONata"
-                " (use Arguments and Output with {% %} expressions instead)"
-            )
-        if not jsonata and key in JSONATA_FIELDS[typ]:
-            return (
-                f"'{key}' is a JSONata field and this state uses JSONPath"
-                ' (set "QueryLanguage": "JSONata" on the state or the machine)'
-            )
-        return f"unknown field '{key}' in a {typ} state"
 
     def flow(self, spec: dict[str, Any], loc: str, names: set[str], fields: dict[str, Any]) -> None:
         has_next = "Next" in spec
@@ -483,7 +382,7 @@ class AslCompiler(AslFieldCompiler):
             for key, attr in (("Seconds", "seconds_template"), ("Timestamp", "timestamp_template")):
                 if is_expression(spec.get(key)):
                     fields[attr] = self.jsonata_value(spec[key], f"{loc}.{key}")
-            spec = {k: v for k, v in spec.items() if not is_expression(v) or k in _FLOW}
+            spec = {k: v for k, v in spec.items() if not is_expression(v) or k in FLOW_FIELDS}
             if "seconds_template" in fields or "timestamp_template" in fields:
                 others = [k for k in ("Seconds", "Timestamp") if k in spec]
                 if others:

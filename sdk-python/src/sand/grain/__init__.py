@@ -13,6 +13,8 @@ for it and ends as a :class:`GrainResult`:
   (``invoke``), fork one invocation (``fork_invocation``);
 - :mod:`sand.grain.child` — the forked child's entry and exit;
 - :mod:`sand.grain.pool` — the parent's monitoring loop: deadlines, kills, reaping;
+- :mod:`sand.grain.children` — a forked instance as the parent sees it, and how it ended;
+- :mod:`sand.grain.pipes` — the parent's end of a task pipe;
 - :mod:`sand.grain.exits` — the child's exit codes, and what every exit status means;
 - :mod:`sand.grain.channel` — the frames a child sends its parent;
 - :mod:`sand.grain.result` — ``Invocation``, ``GrainResult`` and its wire form.

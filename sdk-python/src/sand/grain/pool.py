@@ -24,25 +24,28 @@ system call per event beyond the pipe and the fork. A child whose pipe stays
 open after it exited (a grandchild that left its process group holds it) is
 found by a sweep every :data:`SWEEP_S`. The pool reaps only its own pids, never
 ``waitpid(-1)``: it does not steal the status of processes it did not fork.
+
+The records of children (:class:`Child`, :class:`Ended`, :class:`Turn`) are in
+:mod:`sand.grain.children`, the task pipe's writing in :mod:`sand.grain.pipes`; both
+are importable from here too.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import select
 import signal
 import sys
 import time
 from collections.abc import Callable, Sequence, ValuesView
-from dataclasses import dataclass, field
 
 from sand.grain.channel import HEADER, Frame, frame
 from sand.grain.child import ChildSetup, Work, child_main, prepare_parent
-from sand.grain.exits import ExitCode, explain_exit
-from sand.grain.limits import MemoryWatch, memory_limit_cause
-from sand.grain.result import GrainError, GrainResult, decode_result
+from sand.grain.children import Child, Ended, Turn
+from sand.grain.limits import MemoryWatch
+from sand.grain.pipes import TASK_PIPE_BYTES, drain, prepare_task_pipe, write_all
+from sand.grain.result import decode_result
 from sand.grain.zygote import Exit, Forked, Zygote
 
 Clock = Callable[[], float]
@@ -51,103 +54,13 @@ DEFAULT_GRACE_S = 1.0
 DEFAULT_SETUP = ChildSetup()
 # How often children whose pipe is still open are checked for having exited anyway.
 SWEEP_S = 0.25
-# A child that closed its pipe is exiting: retry its reap after this, doubling up to
-# _SETTLE_MAX_S (a grain could close the pipe and go on running).
-_SETTLE_FIRST_S = 0.001
+# A child that closed its pipe is exiting: its reap is retried after Child.settle_s,
+# doubling up to this (a grain could close the pipe and go on running).
 _SETTLE_MAX_S = 0.05
 _READ_BYTES = 1 << 16
-# A task pipe's capacity (F_SETPIPE_SZ; Linux's default cap for an unprivileged process is
-# 1 MiB): a task is written whole without blocking the parent's loop.
-_TASK_PIPE_BYTES = 1 << 20
 # How long kill_all waits for the zygote to report the end of the instances it killed.
 _ADOPTED_WAIT_S = 3.0
 _DRAIN_READS = 64
-
-
-@dataclass(slots=True, eq=False)
-class Child:
-    """A forked instance as its parent sees it. The pool updates it; callers only read."""
-
-    pid: int
-    fd: int  # the read end of its pipe
-    tasks_fd: int | None  # the write end of its task pipe (None: it serves no tasks)
-    grain: str
-    started: float  # pool clock at the fork, or at the result of its last task
-    wire_limit_bytes: int | None  # largest frame body accepted (None: no limit)
-    timeout_s: float = 0.0
-    kill_at: float | None = None  # deadline plus grace, once known
-    taken: bytes | None = None  # the work its task came from (assign's ``taken``)
-    taken_at: float | None = None
-    token: str | None = None  # the task assigned to it
-    result: GrainResult | None = None  # the body of its RESULT frame
-    wrote: str | None = None  # the body of its WROTE frame
-    timed_out: bool = False  # killed at kill_at
-    oversize: bool = False  # sent a frame above wire_limit_bytes (and was killed)
-    killed: bool = False
-    eof: bool = False
-    served: int = 0  # tasks it finished with a RESULT frame
-    oom_kills_at_fork: int | None = None  # the sandbox's OOM-kill count then (MemoryWatch)
-    memory_limit_mb: int | None = None  # set when the memory limit killed it
-    adopted: bool = False  # forked by the pool's zygote: its status comes from there
-    cpu_ms: float | None = None  # user + system CPU of its whole life, once reaped
-    minflt: int | None = None  # its minor page faults, once reaped
-    buffer: bytearray = field(default_factory=bytearray)
-    settle_s: float = _SETTLE_FIRST_S
-
-    @property
-    def busy(self) -> bool:
-        """Whether it has work: a task was assigned, or it has a deadline. Else it is idle."""
-        return self.taken is not None or self.kill_at is not None
-
-
-@dataclass(frozen=True, slots=True)
-class Ended:
-    """A child that was reaped, with its ``waitpid`` status and the pool clock then."""
-
-    child: Child
-    status: int
-    at: float
-
-    @property
-    def clean(self) -> bool:
-        """It exited by itself with ``ExitCode.OK``: its work returned."""
-        child = self.child
-        return self.status == ExitCode.OK and not child.timed_out and not child.oversize
-
-    def outcome(self) -> GrainResult:
-        """The result it delivered (RESULT frame), else why it ended without one.
-
-        Timed from the fork to the reap. A clean exit without a result is a failure
-        here too: call this for children expected to deliver, or that did not end clean.
-        """
-        child = self.child
-        if child.oversize:
-            result = GrainResult.failure(
-                GrainError.DATA_LIMIT_EXCEEDED,
-                f"grain '{child.grain}' sent more than {child.wire_limit_bytes} bytes of result",
-            )
-        elif child.memory_limit_mb is not None:
-            result = GrainResult.failure(
-                GrainError.RUNTIME, memory_limit_cause(child.grain, child.memory_limit_mb)
-            )
-        elif child.result is not None:
-            result = child.result
-        else:
-            result = explain_exit(
-                child.grain, self.status, timed_out=child.timed_out, timeout_s=child.timeout_s
-            )
-        return result.with_duration((self.at - child.started) * 1000)
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """What one turn of the monitoring loop saw (:meth:`Pool.turn`)."""
-
-    ended: list[Ended]
-    delivered: list[Child]  # children that delivered the result of their assigned task
-    ready: list[int]  # the caller's ``fds`` that are readable
-    forked: list[Child]  # instances the zygote forked on request_fork's request
-    fork_failures: list[str]  # why requested forks failed
 
 
 class Pool:
@@ -315,7 +228,7 @@ class Pool:
             # run tenant code yet (it is reading in our code) is trusted to take.
             return False
         try:
-            _write_all(child.tasks_fd, data)
+            write_all(child.tasks_fd, data)
         except OSError:
             self.kill(child)
             return False
@@ -331,7 +244,7 @@ class Pool:
     def needs_fresh(task: bytes) -> bool:
         """Whether ``task`` is too large for the task pipe: only a child that has served no
         task yet can be assigned it."""
-        return HEADER.size + len(task) > _TASK_PIPE_BYTES
+        return HEADER.size + len(task) > TASK_PIPE_BYTES
 
     def retire(self, child: Child) -> None:
         """Close idle ``child``'s task pipe: it exits by itself (no task is lost)."""
@@ -639,28 +552,6 @@ def _used(child: Child, end: Exit) -> int:
     return end.status
 
 
-def prepare_task_pipe(fd: int) -> None:
-    """Make ``fd``, a task pipe's write end, take a task whole without blocking."""
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _TASK_PIPE_BYTES)
-    os.set_blocking(fd, False)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    """Write ``data`` to non-blocking pipe ``fd``: at once when it fits, else blocking."""
-    if len(data) <= _TASK_PIPE_BYTES:
-        if os.write(fd, data) != len(data):
-            raise BlockingIOError("the task pipe is not empty: the child is not reading")
-        return
-    os.set_blocking(fd, True)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.set_blocking(fd, False)
-
-
 def _kill_group(group: int) -> bool:
     """SIGKILL process group ``group``; whether it had members (zombies not yet reaped by
     the sandbox's init count: they still hold their pids)."""
@@ -678,11 +569,3 @@ def _took_work(child: Child) -> bool:
         or child.kill_at is not None
         or child.token is not None
     )
-
-
-def drain(fd: int) -> None:
-    """Read a non-blocking pipe empty (a ``signal.set_wakeup_fd`` pipe after it woke a
-    ``select``)."""
-    with contextlib.suppress(BlockingIOError, InterruptedError):
-        while os.read(fd, 512):
-            pass
