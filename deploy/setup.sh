@@ -113,18 +113,24 @@ else
 fi
 
 # --- Thrift code for Python ----------------------------------------------------
-if newer_than local-bus/gen-py/.complete local-bus/src/main/thrift; then
-  step thrift "generating Python code from local-bus/src/main/thrift"
+# The generated packages (sand_bus, sand_contracts) are committed in sdk-python/src and
+# shipped by the sand-sdk distribution, so the venv has them through its install of
+# sdk-python like any other module (decision 0036). An IDL edited since they were generated
+# regenerates them here; commit the result (tests/unit/sdk/test_generated_contracts.py
+# fails until the two agree).
+if newer_than sdk-python/src/sand_contracts/ttypes.py local-bus/src/main/thrift; then
+  step thrift "generating sdk-python/src/sand_{bus,contracts} from local-bus/src/main/thrift"
   bash local-bus/gen-python.sh
-  touch local-bus/gen-py/.complete
 else
   step thrift "ok"
 fi
-
-# The generated package (sand_bus) is importable from the venv, as SAND's own
-# packages are (editable installs): tests, the bench and tools import it.
-pth=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/sand-gen-py.pth
-[[ $(cat "$pth" 2>/dev/null) == "$root/local-bus/gen-py" ]] || echo "$root/local-bus/gen-py" >"$pth"
+# Checkouts set up before decision 0036 generated into local-bus/gen-py and put it on the
+# venv's path with a .pth file: remove both, or the venv would import the stale copy.
+stale_pth=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/sand-gen-py.pth
+if [[ -e $stale_pth || -e local-bus/gen-py ]]; then
+  step thrift "removing the old local-bus/gen-py and $stale_pth"
+  rm -rf "$stale_pth" local-bus/gen-py
+fi
 
 # --- Java build ----------------------------------------------------------------
 # Every module the root pom.xml lists is an input (config/ and local-bus/contracts/ too: a

@@ -1,5 +1,4 @@
-# The host agent's image. Build from the repository root after `make setup` (jars built,
-# local-bus/gen-py generated):
+# The host agent's image. Build from the repository root after `make setup` (jars built):
 #   docker build -f deploy/helm/images/host-agent.Dockerfile -t REGISTRY/sand/host-agent:0.1.0 .
 #
 # Debian bookworm, not the Temurin image's Ubuntu: the agent's Python validates apps and pip-installs
@@ -28,7 +27,6 @@ RUN python3 -m venv /opt/sand/venv \
 COPY sdk-python/src /opt/sand/python/sdk-python/src
 COPY workflows/src /opt/sand/python/workflows/src
 COPY grain-worker/src /opt/sand/python/grain-worker/src
-COPY local-bus/gen-py /opt/sand/python/local-bus/gen-py
 COPY deploy/helm/images/probe.py /opt/sand/probe.py
 COPY host-agent/target/host-agent.jar /opt/sand/host-agent.jar
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+from click.testing import CliRunner
+from sand.cli import cli
 from sand.cluster import probes
 from sand.cluster.config import ClusterConfig, default_home, is_checkout, load_config
 from sand.cluster.services import PrerequisiteError, ServiceSpec
@@ -181,6 +183,22 @@ def test_up_outsideACheckout_saysSoAndHowToPointAtOne(tmp_path: Path) -> None:
         Supervisor(config, [spec]).up()
     assert "not-a-checkout is not a SAND checkout" in str(caught.value)
     assert "SAND_HOME" in str(caught.value)
+
+
+@pytest.mark.parametrize("command", ["up", "status", "down"])
+def test_clusterCommands_outsideACheckout_sayItNeedsOne_noTraceback(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Decision 0036: `sand` installed from a wheel runs the client and the emulator; its
+    cluster commands exit 1 saying they need a checkout (they read its files to describe the
+    services) instead of failing on the first missing file."""
+    monkeypatch.setenv("SAND_HOME", str(tmp_path / "not-a-checkout"))
+    monkeypatch.setenv("SAND_STATE_DIR", str(tmp_path / "state"))
+    result = CliRunner(mix_stderr=False).invoke(cli, [command])
+    assert result.exit_code == 1, result.output + result.stderr
+    assert "not-a-checkout is not a SAND checkout" in result.stderr
+    assert "SAND_HOME" in result.stderr
+    assert not isinstance(result.exception, FileNotFoundError)
 
 
 def test_defaultHome_isTheCheckoutThisPackageLiesIn_orSandHome(

@@ -1,7 +1,8 @@
 // Every name, rule, status, time-to-live and environment variable that Java and
 // Python must agree on, declared once. Generated for Java (module
 // local-bus/contracts, package dev.sand.contracts, at build time) and Python
-// (package sand_contracts, by local-bus/gen-python.sh). Nothing else may spell
+// (package sand_contracts, by local-bus/gen-python.sh into sdk-python/src, committed:
+// decision 0036). Nothing else may spell
 // these strings: the thin wrappers dev.sand.contracts.{Names,Keys,Topics,
 // ResultDocument} and sand.{keys,contracts} build names from them, and
 // local-bus/contracts/src/test/resources/contract-cases.json is checked by both languages.

@@ -65,15 +65,22 @@ def running_cluster_config(config_file: Path | None) -> ClusterConfig:
 
 
 def supervisor(config: ClusterConfig) -> Supervisor:
+    """The supervisor of the cluster ``config`` describes; exits 1 with the message (no
+    traceback) when this is no checkout to run one from (a `sand` installed from a wheel)."""
     hooks = {}
     if config.docker_mode != "off":
         first_redis = host_service_name(config.host_plans[0], "redis")
         hooks["dockerd" if config.docker_mode == "managed" else first_redis] = (
             lambda: _import_image(config)
         )
-    return Supervisor(
-        config, report=lambda line: stderr().print(f"[dim]{escape(line)}[/dim]"), after_ready=hooks
-    )
+    try:
+        return Supervisor(
+            config,
+            report=lambda line: stderr().print(f"[dim]{escape(line)}[/dim]"),
+            after_ready=hooks,
+        )
+    except PrerequisiteError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _import_image(config: ClusterConfig) -> None:

@@ -28,8 +28,9 @@ from sand.cluster.config import ClusterConfig, is_checkout
 from sand.cluster.topology import HostPlan
 
 KAFKA_MAIN = "kafka.Kafka"
-# SAND's own Python packages, relative to the checkout, that grain workers import.
-SANDBOX_SOURCE_DIRS = ("sdk-python/src", "workflows/src", "grain-worker/src", "local-bus/gen-py")
+# SAND's own Python packages, relative to the checkout, that grain workers import
+# (sdk-python/src holds the generated sand_bus and sand_contracts too: decision 0036).
+SANDBOX_SOURCE_DIRS = ("sdk-python/src", "workflows/src", "grain-worker/src")
 KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool"
 CASSANDRA_MAIN = "org.apache.cassandra.service.CassandraDaemon"
 
@@ -63,7 +64,11 @@ def host_service_name(plan: HostPlan, kind: str) -> str:
 
 
 def build_services(config: ClusterConfig) -> list[ServiceSpec]:
-    """Every service of the cluster, in start order (stop runs it backwards)."""
+    """Every service of the cluster, in start order (stop runs it backwards).
+
+    Raises ``PrerequisiteError`` when ``config.home`` is not a checkout: the services' settings
+    are read from its files (a `sand` installed from a wheel has none)."""
+    check_checkout(config)
     plans = config.host_plans
     single = len(plans) == 1
     # one host: the order of old; several: their Redis beside their agent

@@ -26,7 +26,7 @@ class AppDescriberTest {
 
   private static AppDescriber describer() {
     List<Path> sources =
-        Stream.of("sdk-python/src", "workflows/src", "grain-worker/src", "local-bus/gen-py")
+        Stream.of("sdk-python/src", "workflows/src", "grain-worker/src")
             .map(REPO::resolve)
             .toList();
     return new AppDescriber(
