@@ -1,20 +1,12 @@
 package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sand.bus.EventCodec;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.bus.redis.RedisLocalBus;
-import dev.sand.bus.thrift.EventFlag;
-import dev.sand.bus.thrift.EventKind;
-import dev.sand.bus.thrift.EventMessage;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.Keys;
-import dev.sand.contracts.Names;
 import dev.sand.contracts.ResultDocument;
-import dev.sand.contracts.Topics;
 import dev.sand.contracts.contractsConstants;
 import dev.sand.service.JsonHttp;
 import java.io.IOException;
@@ -57,10 +49,8 @@ final class ExecutionControl {
 
   private final HostLinks hosts;
   private final InvokeRoute invoke;
-  private final KafkaEntry kafka;
-  private final List<String> frontendIds;
-  private final String frontendId;
-  private final Clock clock;
+  private final ExecutionLookup lookup;
+  private final AbortWriter aborts;
 
   /**
    * @param frontendIds every frontend's id (their reply queues), this one included
@@ -74,10 +64,8 @@ final class ExecutionControl {
       Clock clock) {
     this.hosts = hosts;
     this.invoke = invoke;
-    this.kafka = kafka;
-    this.frontendIds = List.copyOf(frontendIds);
-    this.frontendId = frontendId;
-    this.clock = clock;
+    this.lookup = new ExecutionLookup(hosts);
+    this.aborts = new AbortWriter(hosts, kafka, frontendIds, frontendId, clock);
   }
 
   void stop(String id, Caller caller, Request request, Response response, Callback callback) {
@@ -91,7 +79,7 @@ final class ExecutionControl {
       JsonNode body = body(request);
       String error = text(body, "error", DEFAULT_ERROR);
       String cause = text(body, "cause", "stopped by " + caller.user());
-      ResultDocument aborted = abort(doc, error, cause);
+      ResultDocument aborted = aborts.abort(doc, error, cause);
       LOG.atInfo()
           .addKeyValue("execution_id", id)
           .addKeyValue("app", doc.app())
@@ -168,123 +156,7 @@ final class ExecutionControl {
    * record in the global data layer; 404 for a missing execution or another user's.
    */
   ResultDocument find(String id, Caller caller) throws Refused {
-    try {
-      Names.requireExecutionId(id);
-    } catch (IllegalArgumentException e) {
-      throw new Refused(HttpStatus.NOT_FOUND_404, "no execution '" + id + "': " + e.getMessage());
-    }
-    ResultDocument found = null;
-    for (HostLinks.Link link : hosts.all()) {
-      RedisLocalBus bus = link.bus;
-      if (bus == null) {
-        continue;
-      }
-      try {
-        Optional<byte[]> raw = bus.get(Keys.result(id));
-        if (raw.isPresent()) {
-          ResultDocument doc = ResultDocument.parse(raw.get());
-          if (found == null || doc.finished()) {
-            found = doc;
-          }
-        }
-      } catch (LocalBusException | IllegalArgumentException e) {
-        // an unreachable host or an unreadable document: the record decides
-      }
-    }
-    if (found != null && !caller.admin()) {
-      String app = found.app();
-      Optional<Boolean> mayUse;
-      try {
-        mayUse = hosts.first(link -> link.catalog.find(app)).map(m -> caller.mayUse(m.owner()));
-      } catch (LocalBusException | IllegalStateException e) {
-        mayUse = Optional.empty();
-      }
-      if (mayUse.isEmpty() || !mayUse.get()) {
-        found = null; // no deployed app of theirs: the agent judges from the record
-      }
-    }
-    if (found == null) {
-      Optional<byte[]> recorded = hosts.agent().get("/v1/executions/" + id, caller);
-      if (recorded.isPresent()) {
-        try {
-          found = ResultDocument.parse(recorded.get());
-        } catch (IllegalArgumentException e) {
-          throw new Refused(HttpStatus.BAD_GATEWAY_502, "unreadable record: " + e.getMessage());
-        }
-      }
-    }
-    if (found == null) {
-      throw new Refused(HttpStatus.NOT_FOUND_404, "no execution '" + id + "' is recorded");
-    }
-    return found;
-  }
-
-  private ResultDocument abort(ResultDocument doc, String error, String cause) throws Refused {
-    long now = clock.millis();
-    ResultDocument aborted =
-        new ResultDocument(
-            doc.executionId(),
-            doc.app(),
-            doc.workflow(),
-            ExecutionStatus.ABORTED,
-            doc.startedMs(),
-            now,
-            null,
-            error,
-            cause,
-            null,
-            doc.input(),
-            doc.name(),
-            doc.redriveCount());
-    byte[] body = aborted.toBytes();
-    EventMessage result = event(aborted, EventKind.ERROR, body, now).setFlag(EventFlag.FAILED);
-    result.setError(error).setCause(cause);
-    byte[] encoded = EventCodec.encode(result);
-    try {
-      // the record first: once this is answered, the global data layer will say ABORTED
-      kafka.publish(Topics.RESULTS, doc.executionId(), encoded, null);
-      kafka.publish(
-          Topics.HISTORY,
-          doc.executionId(),
-          EventCodec.encode(event(aborted, EventKind.HISTORY, abortedEvent(aborted, now), now)),
-          null);
-    } catch (KafkaEntry.EntryException e) {
-      throw new Refused(
-          HttpStatus.SERVICE_UNAVAILABLE_503,
-          "cannot stop execution '" + doc.executionId() + "' now: " + e.getMessage());
-    }
-    boolean replied = false;
-    String key = Keys.aborted(doc.app());
-    long keepFrom = now - contractsConstants.ABORTED_KEEP_S * 1000L;
-    for (HostLinks.Link link : hosts.all()) {
-      RedisLocalBus bus = link.bus;
-      if (bus == null) {
-        continue;
-      }
-      try {
-        byte[] member = doc.executionId().getBytes(StandardCharsets.UTF_8);
-        bus.call("ZADD " + key, c -> c.zadd(bytes(key), (double) now, member));
-        bus.call(
-            "ZREMRANGEBYSCORE " + key,
-            c -> c.zremrangebyscore(bytes(key), io.lettuce.core.Range.create(0L, keepFrom)));
-        bus.set(Keys.result(doc.executionId()), body, ResultDocument.TTL);
-        if (!replied) {
-          for (String frontend : frontendIds) {
-            bus.pushRaw(Keys.reply(frontend), encoded);
-          }
-          replied = true;
-        }
-      } catch (LocalBusException e) {
-        // a host away: its workers see nothing until it is back, but its instances' results
-        // lose to the record's ABORTED nowhere else: said in decision 0018
-        LOG.atWarn()
-            .addKeyValue("execution_id", doc.executionId())
-            .addKeyValue("host", link.host.id())
-            .addKeyValue("error", e.getMessage())
-            .log("stop not written to a host's local bus");
-      }
-    }
-    return aborted;
+    return lookup.find(id, caller);
   }
 
   /** The execution leaves {@code sand:aborted:<app>}; returns once workers have seen it. */
@@ -345,45 +217,6 @@ final class ExecutionControl {
       page = next == null || next.isNull() ? null : next.asText();
     } while (page != null);
     return events;
-  }
-
-  private EventMessage event(ResultDocument doc, EventKind kind, byte[] payload, long now) {
-    return new EventMessage()
-        .setKind(kind)
-        .setFlag(EventFlag.QUEUED)
-        .setExecution_id(doc.executionId())
-        .setEvent_id(Invoker.newId())
-        .setApp(doc.app())
-        .setWorkflow(doc.workflow() == null ? "" : doc.workflow())
-        .setSource_grain("")
-        .setTarget_grain("")
-        .setPayload(payload)
-        .setToken("")
-        .setCreated_ms(now)
-        .setDeadline_ms(0)
-        .setAttempt(0)
-        .setHost(frontendId)
-        .setReply_to("")
-        .setError("")
-        .setCause("");
-  }
-
-  private byte[] abortedEvent(ResultDocument doc, long now) {
-    ArrayNode list = JsonHttp.MAPPER.createArrayNode();
-    ObjectNode event = list.addObject();
-    event.put("type", "ExecutionAborted");
-    event.put("at_ms", now);
-    event.put("execution_id", doc.executionId());
-    event.putNull("state");
-    event.put("path", "");
-    event.put("host", frontendId);
-    event.put("error", doc.error());
-    event.put("cause", doc.cause());
-    try {
-      return JsonHttp.MAPPER.writeValueAsBytes(list);
-    } catch (IOException e) {
-      throw new IllegalStateException("a JSON tree always serializes", e);
-    }
   }
 
   /** The optional JSON object body of a stop; 400 when it is something else. */

@@ -1,16 +1,10 @@
 package dev.sand.frontend;
 
-import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.core.JsonLocation;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectReader;
 import dev.sand.bus.redis.LocalBusException;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.service.JsonHttp;
-import java.io.IOException;
-import java.io.InputStream;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
@@ -30,8 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code POST /v1/apps/{app}/invoke?workflow=W&mode=sync|async&timeout_s=N&name=NAME}: validates
- * the call, queues the INVOKE event through {@link Invoker} and answers. A named start is
- * idempotent ({@link ExecutionNames}).
+ * the call ({@link InvokeParams}), queues the INVOKE event through {@link Invoker} and answers. A
+ * named start is idempotent ({@link ExecutionNames}).
  *
  * <p>Asynchronous callers get 202 at once. Synchronous callers are answered when the reply
  * dispatcher completes their {@link PendingReplies} future, from that thread: the Jetty thread
@@ -44,16 +37,7 @@ import org.slf4j.LoggerFactory;
 final class InvokeRoute {
   private static final Logger LOG = LoggerFactory.getLogger(InvokeRoute.class);
 
-  /** How long a synchronous call waits for its result unless {@code timeout_s} says otherwise. */
-  static final Duration DEFAULT_SYNC_TIMEOUT = Duration.ofSeconds(300);
-
-  /** The largest {@code timeout_s} accepted. */
-  static final int MAX_SYNC_TIMEOUT_S = 3600;
-
   static final String EXECUTION_HEADER = "X-Sand-Execution-Id";
-
-  private static final ObjectReader INPUT_READER =
-      JsonHttp.MAPPER.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private final AppHosts hosts;
   private final PendingReplies pending;
@@ -79,18 +63,18 @@ final class InvokeRoute {
       Fields query = Request.extractQueryParameters(request);
       target = hosts.find(app, null, caller);
       AppMetadata metadata = target.app();
-      boolean sync = mode(query.getValue("mode"));
-      String workflow = workflow(metadata, query.getValue("workflow"));
+      boolean sync = InvokeParams.mode(query.getValue("mode"));
+      String workflow = InvokeParams.workflow(metadata, query.getValue("workflow"));
       String entry = metadata.entryGrains().get(workflow);
       if (!metadata.runs(entry)) {
         // placement (decision 0013): this host runs the app but not the grain that takes the
         // workflow's first event; a host that does takes the invocation
         target = hosts.find(app, entry, caller);
       }
-      timeout = sync ? timeout(query.getValue("timeout_s")) : Duration.ZERO;
-      boolean viaKafka = via(query.getValue("via"));
-      String name = name(query.getValue("name"));
-      byte[] input = input(request, limit(metadata));
+      timeout = sync ? InvokeParams.timeout(query.getValue("timeout_s")) : Duration.ZERO;
+      boolean viaKafka = InvokeParams.via(query.getValue("via"));
+      String name = InvokeParams.name(query.getValue("name"));
+      byte[] input = InvokeParams.input(request, InvokeParams.limit(metadata, maxPayloadBytes));
       // a valid W3C traceparent turns tracing on (decision 0019); an invalid one is ignored
       String traceparent = TraceParent.normalize(request.getHeaders().get(TraceParent.HEADER));
       invocation =
@@ -246,7 +230,7 @@ final class InvokeRoute {
       Caller caller)
       throws Refused {
     HostLinks.Target target = hosts.find(app, null, caller);
-    String chosen = workflow(target.app(), workflow);
+    String chosen = InvokeParams.workflow(target.app(), workflow);
     String entry = target.app().entryGrains().get(chosen);
     if (!target.app().runs(entry)) {
       target = hosts.find(app, entry, caller);
@@ -332,148 +316,5 @@ final class InvokeRoute {
     body.put("execution_id", id);
     body.put("status", ExecutionStatus.RUNNING.name());
     return body;
-  }
-
-  /** The execution name of an idempotent start, or null without one. */
-  private static String name(String name) throws Refused {
-    if (name == null) {
-      return null;
-    }
-    try {
-      return ExecutionNames.check(name);
-    } catch (IllegalArgumentException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, e.getMessage());
-    }
-  }
-
-  /** {@code local} (default): the entry grain's local queue; {@code kafka}: its topic. */
-  private static boolean via(String via) throws Refused {
-    if (via == null || "local".equals(via)) {
-      return false;
-    }
-    if ("kafka".equals(via)) {
-      return true;
-    }
-    throw new Refused(HttpStatus.BAD_REQUEST_400, "via must be local or kafka, got '" + via + "'");
-  }
-
-  private static boolean mode(String mode) throws Refused {
-    if (mode == null || "sync".equals(mode)) {
-      return true;
-    }
-    if ("async".equals(mode)) {
-      return false;
-    }
-    throw new Refused(HttpStatus.BAD_REQUEST_400, "mode must be sync or async, got '" + mode + "'");
-  }
-
-  private static String workflow(AppMetadata app, String requested) throws Refused {
-    String workflows = String.join(", ", app.entryGrains().keySet());
-    if (requested == null || requested.isEmpty()) {
-      return app.defaultWorkflow()
-          .filter(app.entryGrains()::containsKey)
-          .orElseThrow(
-              () ->
-                  new Refused(
-                      HttpStatus.BAD_REQUEST_400,
-                      "application '"
-                          + app.name()
-                          + "' has no default workflow; name one with"
-                          + " ?workflow= (workflows: "
-                          + workflows
-                          + ")"));
-    }
-    if (!app.entryGrains().containsKey(requested)) {
-      throw new Refused(
-          HttpStatus.NOT_FOUND_404,
-          "application '"
-              + app.name()
-              + "' has no workflow '"
-              + requested
-              + "' (workflows: "
-              + workflows
-              + ")");
-    }
-    return requested;
-  }
-
-  private static Duration timeout(String text) throws Refused {
-    if (text == null) {
-      return DEFAULT_SYNC_TIMEOUT;
-    }
-    try {
-      int seconds = Integer.parseInt(text);
-      if (seconds >= 1 && seconds <= MAX_SYNC_TIMEOUT_S) {
-        return Duration.ofSeconds(seconds);
-      }
-    } catch (NumberFormatException e) {
-      // answered below with the same message as a number out of range
-    }
-    throw new Refused(
-        HttpStatus.BAD_REQUEST_400,
-        "timeout_s must be an integer 1.." + MAX_SYNC_TIMEOUT_S + ", got '" + text + "'");
-  }
-
-  /** The body limit: the frontend's, or the application's {@code limits.payload_kb} if lower. */
-  private int limit(AppMetadata app) {
-    int limit = maxPayloadBytes;
-    if (app.payloadKb().isPresent()) {
-      limit = (int) Math.min(limit, app.payloadKb().getAsInt() * 1024L);
-    }
-    return limit;
-  }
-
-  /** The input document as compact JSON; an empty body is {@code {}}. */
-  private static byte[] input(Request request, int limit) throws Refused {
-    long length = request.getLength();
-    if (length > limit) {
-      throw tooLarge(Long.toString(length), limit);
-    }
-    byte[] body;
-    try (InputStream in = Content.Source.asInputStream(request)) {
-      // one byte more than allowed tells an over-long body without reading all of it
-      body = in.readNBytes(limit + 1);
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "cannot read the request body: " + e);
-    }
-    if (body.length > limit) {
-      throw tooLarge("more than " + limit, limit);
-    }
-    if (isBlank(body)) {
-      return "{}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    }
-    try {
-      return JsonHttp.MAPPER.writeValueAsBytes(INPUT_READER.readTree(body));
-    } catch (JacksonException e) {
-      JsonLocation at = e.getLocation();
-      throw new Refused(
-          HttpStatus.BAD_REQUEST_400,
-          "request body is not JSON: "
-              + e.getOriginalMessage()
-              + (at == null
-                  ? ""
-                  : " (line " + at.getLineNr() + ", column " + at.getColumnNr() + ")"));
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "request body is not JSON: " + e.getMessage());
-    }
-  }
-
-  private static Refused tooLarge(String size, int limit) {
-    return new Refused(
-        HttpStatus.PAYLOAD_TOO_LARGE_413,
-        "request body of "
-            + size
-            + " bytes exceeds the limit of "
-            + limit
-            + " bytes; pass large data through the data layer");
-  }
-
-  private static boolean isBlank(byte[] body) {
-    for (byte b : body) {
-      if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
-        return false;
-      }
-    }
-    return true;
   }
 }

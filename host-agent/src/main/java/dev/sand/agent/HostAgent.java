@@ -1,30 +1,16 @@
 package dev.sand.agent;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.agent.apps.Deployer;
-import dev.sand.agent.apps.Executions;
-import dev.sand.agent.bus.CallbackWaits;
-import dev.sand.agent.bus.EventLoops;
-import dev.sand.agent.bus.ExecutionRecorder;
-import dev.sand.agent.bus.GlobalBus;
-import dev.sand.agent.data.DataRequests;
-import dev.sand.agent.data.GlobalData;
 import dev.sand.agent.metrics.AgentMetrics;
 import dev.sand.agent.metrics.MetricsHandler;
 import dev.sand.agent.tracing.SpanExport;
-import dev.sand.agent.triggers.TriggerTopics;
-import dev.sand.agent.triggers.Triggers;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
-import dev.sand.contracts.Keys;
 import dev.sand.contracts.TaskCallbackRoutes;
-import dev.sand.contracts.Topics;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxExits;
-import dev.sand.sandbox.SandboxInfo;
 import dev.sand.sandbox.SandboxRuntime;
-import dev.sand.sandbox.docker.DockerSandboxRuntime;
 import dev.sand.sandbox.process.ProcessSandboxRuntime;
 import dev.sand.service.JsonHttp;
 import dev.sand.store.cassandra.CassandraStore;
@@ -34,7 +20,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
@@ -57,9 +43,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class HostAgent implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
-  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration SYNC_EVERY = Duration.ofSeconds(2);
 
   /**
    * What tests may replace when building an agent through the same wiring as production.
@@ -108,18 +92,7 @@ public final class HostAgent implements AutoCloseable {
   private final Server server;
   private final ServerConnector connector;
   private final ProcessSandboxRuntime processes;
-  private volatile Deployer deployer;
-  private volatile EventLoops loops;
-  private volatile GlobalBus globalBus;
-  private volatile ExecutionRecorder recorder;
-  private volatile DataRequests dataRequests;
-  private volatile Triggers triggers;
-  private volatile Thread appSync;
-  private final AgentMetrics metrics;
-  private final SpanExport spans;
-  private volatile boolean running = true;
-  // this run of the agent: the global bus tells live hosts' work from lost work by it
-  private final String incarnation = java.util.UUID.randomUUID().toString().replace("-", "");
+  private final AgentServices services;
 
   private HostAgent(ClusterConfig config, Wiring wiring) {
     this.config = config;
@@ -142,30 +115,37 @@ public final class HostAgent implements AutoCloseable {
     connector.setPort(wiring.port());
     server.addConnector(connector);
     HealthHandler health = new HealthHandler(this::identity, this::snapshots, this::counters);
-    Supplier<CassandraStore> cassandra =
-        wiring.clients() == null ? () -> null : wiring.clients().cassandra();
-    Ownership ownership = new Ownership(cassandra);
-    AppsHandler apps = new AppsHandler(() -> deployer, ownership);
-    SandboxesHandler sandboxes = new SandboxesHandler(config.hostId(), () -> deployer);
-    ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
-    ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
-    AccessHandler access = new AccessHandler(cassandra, wiring.clock());
-    TriggersHandler triggersHandler = new TriggersHandler(() -> deployer, () -> triggers);
-    TaskCallbacksHandler tasks =
-        new TaskCallbacksHandler(cassandra, ownership, config.hostAgent().secret(), wiring.clock());
-    InternalAuth auth = new InternalAuth(config.hostAgent().secret());
-    metrics =
+    AgentMetrics metrics =
         new AgentMetrics(
             config.hostId(),
             this::counters,
-            () -> {
-              Deployer current = deployer;
-              return current == null ? Map.of() : current.grainsByApp();
-            },
+            this::grainsByApp,
             wiring.clients() == null ? () -> null : wiring.clients().redis(),
             wiring.clients() == null ? () -> null : wiring.clients().kafka());
     MetricsHandler metricsHandler = new MetricsHandler(metrics);
-    spans = SpanExport.create(config.tracing(), config.hostId());
+    // this run of the agent: the global bus tells live hosts' work from lost work by it
+    String incarnation = UUID.randomUUID().toString().replace("-", "");
+    services =
+        new AgentServices(
+            new AgentServices.Parts(
+                config,
+                wiring.clock(),
+                incarnation,
+                processes,
+                metrics,
+                SpanExport.create(config.tracing(), config.hostId())));
+    Supplier<CassandraStore> cassandra =
+        wiring.clients() == null ? () -> null : wiring.clients().cassandra();
+    Ownership ownership = new Ownership(cassandra);
+    AppsHandler apps = new AppsHandler(services::deployer, ownership);
+    SandboxesHandler sandboxes = new SandboxesHandler(config.hostId(), services::deployer);
+    ExecutionsHandler executions = new ExecutionsHandler(cassandra, ownership);
+    ExecutionNamesHandler names = new ExecutionNamesHandler(cassandra);
+    AccessHandler access = new AccessHandler(cassandra, wiring.clock());
+    TriggersHandler triggersHandler = new TriggersHandler(services::deployer, services::triggers);
+    TaskCallbacksHandler tasks =
+        new TaskCallbacksHandler(cassandra, ownership, config.hostAgent().secret(), wiring.clock());
+    InternalAuth auth = new InternalAuth(config.hostAgent().secret());
     Handler router =
         new AgentRoutes(health, auth)
             .route(metricsHandler, MetricsHandler.PATH)
@@ -193,90 +173,7 @@ public final class HostAgent implements AutoCloseable {
 
   /** The production wiring: real backends, production timing, system clock. */
   public static Wiring defaultWiring(ClusterConfig config) {
-    List<Dependency> dependencies = new ArrayList<>();
-    Backend<RedisLocalBus> redis =
-        new Backend<>(
-            "redis",
-            () ->
-                RedisLocalBus.connect(
-                    config.redis().socket(), config.redis().password(), REQUEST_TIMEOUT),
-            bus -> {
-              bus.ping();
-              return "redis " + bus.serverVersion() + " at " + config.redis().socket();
-            },
-            bus -> {
-              bus.ping();
-              return "PONG from " + config.redis().socket();
-            });
-    dependencies.add(redis);
-    Backend<KafkaBridge> kafka =
-        new Backend<>(
-            "kafka",
-            () ->
-                KafkaBridge.connect(
-                    config.kafka(), "sand-host-agent-" + config.hostId(), REQUEST_TIMEOUT),
-            bridge -> {
-              bridge.ensureTopics(List.of(Topics.RESULTS));
-              return bridge.ping() + ", topic " + Topics.RESULTS + " present";
-            },
-            KafkaBridge::ping);
-    dependencies.add(kafka);
-    Backend<CassandraStore> cassandra =
-        new Backend<>(
-            "cassandra",
-            () -> CassandraStore.connect(config.cassandra(), REQUEST_TIMEOUT),
-            store -> {
-              store.ensureSchema();
-              return "cassandra "
-                  + store.ping()
-                  + ", keyspace "
-                  + config.cassandra().keyspace()
-                  + " ready";
-            },
-            store -> "cassandra " + store.ping());
-    dependencies.add(cassandra);
-    SandboxExits exits = new SandboxExits();
-    Supplier<SandboxRuntime> dockerClient = () -> null;
-    if (config.docker().enabled()) {
-      Backend<SandboxRuntime> docker =
-          new Backend<SandboxRuntime>(
-              "docker",
-              () -> DockerSandboxRuntime.create(config.docker().host(), config.hostId(), exits),
-              runtime -> {
-                String version = runtime.ping();
-                int removed = removeOrphans(runtime, config.hostId());
-                return version + ", removed " + removed + " orphan sandbox(es)";
-              },
-              SandboxRuntime::ping);
-      dependencies.add(docker);
-      dockerClient = docker::client;
-    } else {
-      dependencies.add(new Disabled("docker", "docker.enabled is false in the config"));
-    }
-    return new Wiring(
-        config.hostAgent().port(),
-        dependencies,
-        Timing.DEFAULT,
-        Clock.systemUTC(),
-        new Clients(redis::client, kafka::client, cassandra::client, dockerClient, exits));
-  }
-
-  /**
-   * Removes every sandbox labelled as owned by {@code hostId}: after a crash or an unclean stop,
-   * they belong to no one. Returns how many were removed.
-   */
-  static int removeOrphans(SandboxRuntime runtime, String hostId) {
-    List<SandboxInfo> owned = runtime.listOwned();
-    for (SandboxInfo orphan : owned) {
-      LOG.atInfo()
-          .addKeyValue("host_id", hostId)
-          .addKeyValue("sandbox", orphan.id().toString())
-          .addKeyValue("app", orphan.app())
-          .addKeyValue("state", orphan.state())
-          .log("removing orphan sandbox");
-      runtime.remove(orphan.id());
-    }
-    return owned.size();
+    return ProductionWiring.of(config);
   }
 
   /**
@@ -318,140 +215,7 @@ public final class HostAgent implements AutoCloseable {
     monitors.forEach(DependencyMonitor::start);
     Clients clients = wiring.clients();
     if (clients != null) {
-      Executions executions = new Executions(config.hostId(), wiring.clock());
-      Deployer created =
-          new Deployer(
-              config,
-              new Deployer.Runtimes(clients.redis(), clients.docker(), processes),
-              executions,
-              clients.cassandra(),
-              wiring.clock(),
-              JsonHttp.MAPPER,
-              new TriggerTopics(clients.kafka()));
-      loops =
-          new EventLoops(
-              config.hostId(),
-              incarnation,
-              clients.redis(),
-              clients.kafka(),
-              created,
-              executions,
-              clients.exits(),
-              new CallbackWaits(
-                  config.hostId(),
-                  config.hostAgent().secret(),
-                  clients.redis(),
-                  clients.cassandra(),
-                  wiring.clock()));
-      loops.onResult(
-          event -> {
-            metrics.executionEnded(event);
-            if (spans != null) {
-              spans.finished(event);
-            }
-          });
-      loops.start();
-      // the management API, the deployments on record and the global bus open once the
-      // dependencies are connected
-      ready()
-          .thenRun(
-              () -> {
-                clients
-                    .redis()
-                    .get()
-                    .set(
-                        Keys.incarnation(),
-                        incarnation.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-                        null);
-                deployer = created;
-                GlobalBus bus =
-                    new GlobalBus(
-                        config.kafka(),
-                        config.hostId(),
-                        incarnation,
-                        clients.redis(),
-                        clients.kafka(),
-                        new GlobalBus.Host() {
-                          @Override
-                          public Set<String> topics() {
-                            return GlobalBus.topicsOf(created.grainsByApp());
-                          }
-
-                          @Override
-                          public boolean isDeployed(String app) {
-                            return created.isDeployed(app);
-                          }
-                        },
-                        executions,
-                        created::note);
-                bus.start();
-                globalBus = bus;
-                ExecutionRecorder records =
-                    new ExecutionRecorder(
-                        config.kafka(), "sand-records-" + config.hostId(), clients.cassandra());
-                records.start();
-                recorder = records;
-                DataRequests requests =
-                    new DataRequests(
-                        clients.redis(),
-                        () -> created.grainsByApp().keySet(),
-                        new GlobalData(clients.cassandra()),
-                        wiring.clock());
-                requests.start();
-                dataRequests = requests;
-                Triggers fired =
-                    new Triggers(
-                        config.hostId(),
-                        incarnation,
-                        config.kafka(),
-                        clients.cassandra(),
-                        clients.kafka(),
-                        new Triggers.Apps() {
-                          @Override
-                          public List<JsonNode> deployedHere() {
-                            return List.copyOf(created.deployedHere());
-                          }
-
-                          @Override
-                          public void note(String app, String line) {
-                            created.note(app, line);
-                          }
-                        },
-                        wiring.clock(),
-                        metrics.registry());
-                fired.start();
-                triggers = fired;
-                Thread sync = new Thread(() -> syncLoop(created, clients), "app-sync");
-                sync.setDaemon(true);
-                sync.start();
-                appSync = sync;
-              });
-    }
-  }
-
-  /**
-   * Deploys what is on record and not here, at once and then every {@link #SYNC_EVERY}; keeps the
-   * incarnation key in Redis (a restarted Redis would have lost it).
-   */
-  private void syncLoop(Deployer created, Clients clients) {
-    while (running) {
-      try {
-        created.sync();
-        RedisLocalBus bus = clients.redis().get();
-        if (bus != null) {
-          bus.set(
-              Keys.incarnation(),
-              incarnation.getBytes(java.nio.charset.StandardCharsets.UTF_8),
-              null);
-        }
-      } catch (RuntimeException e) {
-        LOG.atWarn().addKeyValue("error", e.toString()).log("app sync failed; retrying");
-      }
-      try {
-        Thread.sleep(SYNC_EVERY.toMillis());
-      } catch (InterruptedException e) {
-        return;
-      }
+      services.start(clients, ready());
     }
   }
 
@@ -505,29 +269,14 @@ public final class HostAgent implements AutoCloseable {
     return monitors.stream().map(DependencyMonitor::snapshot).toList();
   }
 
-  /** The counters of the loops that run (none before their dependencies connect). */
+  /** The grains of every app deployed here, by app; none before the deployer opened. */
+  private Map<String, List<String>> grainsByApp() {
+    Deployer current = services.deployer();
+    return current == null ? Map.of() : current.grainsByApp();
+  }
+
   private Map<String, Long> counters() {
-    Map<String, Long> all = new java.util.HashMap<>();
-    EventLoops queue = loops;
-    if (queue != null) {
-      all.putAll(queue.counters());
-    }
-    GlobalBus bus = globalBus;
-    if (bus != null) {
-      all.putAll(bus.counters());
-    }
-    ExecutionRecorder records = recorder;
-    if (records != null) {
-      all.putAll(records.counters());
-    }
-    DataRequests requests = dataRequests;
-    if (requests != null) {
-      all.putAll(requests.counters());
-    }
-    if (spans != null) {
-      all.putAll(spans.counters());
-    }
-    return all;
+    return services.counters();
   }
 
   /**
@@ -536,38 +285,7 @@ public final class HostAgent implements AutoCloseable {
    */
   @Override
   public void close() {
-    running = false;
-    Thread sync = appSync;
-    if (sync != null) {
-      sync.interrupt();
-    }
-    GlobalBus bus = globalBus;
-    if (bus != null) {
-      bus.close();
-    }
-    ExecutionRecorder records = recorder;
-    if (records != null) {
-      records.close();
-    }
-    DataRequests requests = dataRequests;
-    if (requests != null) {
-      requests.close();
-    }
-    Triggers fired = triggers;
-    if (fired != null) {
-      fired.close();
-    }
-    EventLoops running = loops;
-    if (running != null) {
-      running.close();
-    }
-    if (spans != null) {
-      spans.close();
-    }
-    Deployer apps = deployer;
-    if (apps != null) {
-      apps.close();
-    }
+    services.close();
     processes.close();
     try {
       server.stop();

@@ -1,5 +1,6 @@
 package dev.sand.agent.apps;
 
+import dev.sand.sandbox.SandboxException;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -43,5 +44,22 @@ final class AppLog {
     synchronized (log) {
       return List.copyOf(log);
     }
+  }
+
+  /**
+   * The agent's notes about {@code app}'s deployed version, then the last {@code tail} lines of its
+   * sandbox's output (grain workers' logs, tracebacks). Blocking (asks the runtime).
+   */
+  String withOutput(DeployedApp app, int tail) {
+    StringBuilder out = new StringBuilder();
+    for (String line : lines(app.name())) {
+      out.append("[agent] ").append(line).append('\n');
+    }
+    try {
+      out.append(app.runtime().logs(app.sandbox(), tail));
+    } catch (SandboxException e) {
+      out.append("[agent] cannot read the sandbox's output: ").append(e.getMessage()).append('\n');
+    }
+    return out.toString();
   }
 }

@@ -4,6 +4,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -56,6 +57,15 @@ final class AppRegistry {
   /** Every deployed app, by name. */
   List<DeployedApp> all() {
     return apps.values().stream().sorted(Comparator.comparing(DeployedApp::name)).toList();
+  }
+
+  /** The grains of every deployed app, by app. */
+  Map<String, List<String>> grainsByApp() {
+    Map<String, List<String>> grains = new TreeMap<>();
+    for (DeployedApp app : all()) {
+      grains.put(app.name(), app.grains());
+    }
+    return grains;
   }
 
   static DeployException notDeployed(String name) {

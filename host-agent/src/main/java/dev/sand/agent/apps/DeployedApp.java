@@ -64,4 +64,18 @@ record DeployedApp(
   static boolean isRunning(String state) {
     return state.startsWith("running");
   }
+
+  /** The metadata as list and describe show it: with the sandbox and its state. */
+  ObjectNode withState() {
+    ObjectNode node = metadata.deepCopy();
+    String state;
+    try {
+      state = sandboxState();
+    } catch (RuntimeException e) {
+      state = "unknown (" + e.getMessage() + ")";
+    }
+    node.put("sandbox", sandbox.value());
+    node.put("state", state);
+    return node;
+  }
 }

@@ -1,27 +1,19 @@
 package dev.sand.agent.apps;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.config.ClusterConfig;
 import dev.sand.config.SandboxConfig;
-import dev.sand.sandbox.SandboxException;
-import dev.sand.sandbox.SandboxId;
 import dev.sand.sandbox.SandboxRuntime;
 import dev.sand.store.AppRecord;
 import dev.sand.store.cassandra.CassandraStore;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -32,22 +24,20 @@ import org.slf4j.LoggerFactory;
  * Deploys applications into sandboxes on this host and keeps them running; coordinates the classes
  * that do each step.
  *
- * <p>Deploy: unpack ({@link AppFiles}) → validate (Python, {@link AppDescriber}) → install
- * requirements → Redis ACL user ({@link AppUsers}) → sandbox (Docker container or process group
- * running {@code python -m sand_worker}, which forks one grain worker per grain; {@link
- * SandboxSpecs}, {@link SandboxLauncher}) → wait until every grain worker is ready → publish the
- * metadata at {@code sand:app:<app>}, which is what makes the app invocable. Undeploy removes all
- * of it and fails the executions still queued ({@link Executions}), so that none is lost silently.
+ * <p>Deploy: unpack ({@link AppFiles}) → validate ({@link AppValidation}) → on a host the placement
+ * names, install ({@link AppInstaller}: requirements, Redis ACL user, sandbox running {@code python
+ * -m sand_worker}, wait for every grain worker, publish {@code sand:app:<app>}, which is what makes
+ * the app invocable); elsewhere, keep the metadata only ({@link PlacedElsewhere}). Undeploy removes
+ * all of it and fails the executions still queued, so that none is lost silently.
  *
  * <p>Every deploy is recorded in the global data layer ({@link AppRecords}); {@link #sync} (called
- * at start-up and periodically) deploys what is on record and not here, so apps come back after a
- * restart and every host of a cluster runs them (decision 0011). {@link #watch} (called
- * periodically) restarts a sandbox that died ({@link Watchdog}). Thread-safe: calls for one app are
- * serialized; different apps proceed in parallel.
+ * at start-up and periodically, {@link RecordSync}) deploys what is on record and not here, so apps
+ * come back after a restart and every host of a cluster runs them (decision 0011). {@link #watch}
+ * (called periodically) restarts a sandbox that died ({@link Watchdog}). Thread-safe: calls for one
+ * app are serialized; different apps proceed in parallel.
  */
 public final class Deployer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Deployer.class);
-  private static final Duration READY_TIMEOUT = Duration.ofSeconds(90);
 
   /** One line of deploy progress, for the NDJSON stream. */
   public record Progress(String phase, double elapsedS) {}
@@ -60,35 +50,42 @@ public final class Deployer implements AutoCloseable {
    * @param processes the process runtime (always available)
    */
   public record Runtimes(
-      Supplier<RedisLocalBus> redis, Supplier<SandboxRuntime> docker, SandboxRuntime processes) {}
+      Supplier<RedisLocalBus> redis, Supplier<SandboxRuntime> docker, SandboxRuntime processes) {
+    /**
+     * The runtime of {@code backend}.
+     *
+     * @throws DeployException (UNAVAILABLE) when Docker is off or not connected
+     */
+    SandboxRuntime of(SandboxConfig.Backend backend) {
+      if (backend == SandboxConfig.Backend.PROCESS) {
+        return processes;
+      }
+      SandboxRuntime runtime = docker.get();
+      if (runtime == null) {
+        throw new DeployException(
+            DeployException.Reason.UNAVAILABLE,
+            "the docker backend is not available on this host (docker is off or not reachable);"
+                + " deploy with backend=process");
+      }
+      return runtime;
+    }
+  }
 
-  // a recorded version that failed to deploy here is not tried again until a newer one is recorded
-  private final Map<String, Integer> failedRestores = new ConcurrentHashMap<>();
-  // the apps this host runs because they are on record (so the record's removal undeploys them)
-  private final Set<String> recorded = ConcurrentHashMap.newKeySet();
-  // apps deployed in the cluster whose placement leaves this host out (decision 0013): their
-  // metadata, shown by list/describe; no sandbox, no sand:app key, so no invocation comes here
-  private final Map<String, ObjectNode> elsewhere = new ConcurrentHashMap<>();
+  private final PlacedElsewhere elsewhere;
 
   private final ClusterConfig config;
   private final Runtimes runtimes;
   private final Clock clock;
-  private final Executions executions;
-  private final AppDescriber describer;
+  private final AppValidation validation;
   private final AppFiles files;
-  private final AppUsers users = new AppUsers();
-  private final AppKeys keys;
-  private final SandboxSpecs specs;
-  private final SandboxLauncher launcher = new SandboxLauncher(READY_TIMEOUT);
+  private final AppInstaller installer;
   private final AppRegistry apps = new AppRegistry();
   private final WorkflowSources sources = new WorkflowSources();
   private final AppLog log;
   private final Watchdog watchdog;
-  private final Set<String> replaced = ConcurrentHashMap.newKeySet();
   private final AppRecords records;
-  private final List<String> clusterHosts;
+  private final RecordSync recordSync;
   private final ObjectMapper mapper;
-  private final Consumer<? super ObjectNode> prerequisites;
 
   /**
    * @param executions fails the executions an undeploy leaves behind
@@ -106,22 +103,18 @@ public final class Deployer implements AutoCloseable {
       Clock clock,
       ObjectMapper mapper,
       Consumer<? super ObjectNode> prerequisites) {
-    this.prerequisites = prerequisites;
-    this.records = new AppRecords(cassandra, mapper);
-    this.clusterHosts = config.hosts().stream().map(h -> h.id()).toList();
-    this.mapper = mapper;
     this.config = config;
     this.runtimes = runtimes;
-    this.executions = executions;
     this.clock = clock;
-    this.keys = new AppKeys(mapper);
-    SandboxConfig sandbox = config.sandbox();
-    this.describer =
-        new AppDescriber(sandbox.python(), SandboxSpecs.pythonPath(sandbox.sourceDirs()), mapper);
-    this.files = new AppFiles(config.stateDir().resolve("apps"), sandbox.python());
-    this.specs = new SandboxSpecs(config, config.stateDir().resolve("logs").resolve("apps"));
+    this.mapper = mapper;
+    this.records = new AppRecords(cassandra, mapper);
+    this.validation = new AppValidation(config, mapper, prerequisites);
+    this.files = new AppFiles(config.stateDir().resolve("apps"), config.sandbox().python());
     this.log = new AppLog(clock);
+    this.installer = new AppInstaller(config, apps, files, log, executions, clock, mapper);
     this.watchdog = new Watchdog(apps, log);
+    this.recordSync = new RecordSync(records, log, apps);
+    this.elsewhere = new PlacedElsewhere(config.hostId(), clock, mapper);
   }
 
   /**
@@ -172,40 +165,28 @@ public final class Deployer implements AutoCloseable {
     Path incoming = files.unpack(archive);
     try {
       phase.accept("validating");
-      AppDescriber.Description described =
-          describer.describe(incoming, clusterHosts, requested.placement());
+      AppDescriber.Description described = validation.describe(incoming, requested, pinned == 0);
       ObjectNode description = described.app();
-      // refused here, before anything of the deploy happened, when above the operator's maxima
-      AppLimits.of(description.path("limits"), config.sandbox().limits()).writeTo(description);
-      if (pinned == 0) {
-        prerequisites.accept(description);
-      }
       String name = description.path("name").asText();
       DeployOptions options = requested.withOwner(owner.apply(name));
-      Placement placement = Placement.of(description, clusterHosts);
+      Placement placement = Placement.of(description, validation.clusterHosts());
       synchronized (apps.lockOf(name)) {
         int version = pinned > 0 ? pinned : Math.max(versionHere(name), records.version(name)) + 1;
         ObjectNode metadata;
         if (placement.runsOn(config.hostId())) {
-          SandboxPlan plan = new SandboxPlan(chosen, runtimeFor(chosen), options, placement);
-          metadata = deployLocked(name, version, description, incoming, plan, bus, phase);
+          SandboxPlan plan = new SandboxPlan(chosen, runtimes.of(chosen), options, placement);
+          AppInstaller.Install install =
+              new AppInstaller.Install(name, version, description, incoming, plan);
+          metadata = installer.install(install, bus, phase);
           elsewhere.remove(name);
         } else {
           phase.accept("not placed on " + config.hostId() + ": runs on " + placement.hosts());
           metadata = notPlacedHere(name, version, description, options, placement);
         }
         if (pinned > 0) {
-          recorded.add(name);
+          recordSync.mark(name, true);
         } else {
-          Optional<String> why = records.save(name, version, archive, options, clock.instant());
-          if (why.isPresent()) {
-            recorded.remove(name);
-            log.note(
-                name,
-                "not recorded globally (it will not come back after a restart): " + why.get());
-          } else {
-            recorded.add(name);
-          }
+          recordSync.save(name, version, archive, options, clock.instant());
         }
         sources.put(name, described.workflowSources());
         return metadata;
@@ -227,35 +208,9 @@ public final class Deployer implements AutoCloseable {
   public ObjectNode validate(byte[] archive, DeployOptions options) {
     Path incoming = files.unpack(archive);
     try {
-      ObjectNode description =
-          describer.describe(incoming, clusterHosts, options.placement()).app();
-      requireGrains(description, options.remoteGrains());
-      AppLimits.of(description.path("limits"), config.sandbox().limits()).writeTo(description);
-      prerequisites.accept(description);
-      return description;
+      return validation.validate(incoming, options);
     } finally {
       AppFiles.deleteTree(incoming);
-    }
-  }
-
-  /**
-   * @throws DeployException (INVALID) naming the first of {@code remote} that is not a grain of the
-   *     described app
-   */
-  private static void requireGrains(ObjectNode description, Set<String> remote) {
-    List<String> all = new ArrayList<>();
-    description.path("grains").forEach(g -> all.add(g.asText()));
-    for (String grain : remote) {
-      if (!all.contains(grain)) {
-        throw new DeployException(
-            DeployException.Reason.INVALID,
-            "remote_grains: '"
-                + grain
-                + "' is not a grain of app '"
-                + description.path("name").asText()
-                + "'; grains: "
-                + all);
-      }
     }
   }
 
@@ -276,39 +231,28 @@ public final class Deployer implements AutoCloseable {
    * longer is. Called at start-up and periodically; blocking while it deploys; never throws.
    */
   public void sync() {
-    Optional<Map<String, Integer>> onRecord = records.versions();
-    if (onRecord.isEmpty()) {
-      return;
-    }
-    onRecord.get().forEach(this::syncOne);
-    elsewhere.keySet().removeIf(name -> !onRecord.get().containsKey(name));
-    for (String name : List.copyOf(recorded)) {
-      if (!onRecord.get().containsKey(name) && apps.contains(name)) {
-        undeployIfUnrecorded(name);
-      }
-    }
+    recordSync.sync(new SyncSteps()).ifPresent(elsewhere::retainAll);
   }
 
-  /**
-   * Undeploys {@code name} here if the record, read again under the app's lock, confirms it is
-   * gone. The read at the start of {@link #sync} may predate a deploy through this host (an
-   * undeploy and a deploy of the same name in quick succession): that deploy holds the lock until
-   * its record is saved, so the second read sees it and the new deployment is left alone.
-   */
-  private void undeployIfUnrecorded(String name) {
-    synchronized (apps.lockOf(name)) {
-      Optional<Map<String, Integer>> now = records.versions();
-      if (now.isEmpty() || now.get().containsKey(name) || !recorded.contains(name)) {
-        return;
+  /** The deployer's steps as a sync takes them. */
+  private final class SyncSteps implements RecordSync.Host {
+    @Override
+    public int versionHere(String name) {
+      return Deployer.this.versionHere(name);
+    }
+
+    @Override
+    public void deploy(AppRecord record, DeployOptions options) {
+      Deployer.this.deploy(
+          record.archive(), options, n -> options.owner(), progress -> {}, record.version());
+    }
+
+    @Override
+    public void undeployHere(String name) {
+      if (apps.contains(name)) {
+        undeployLocally(name, "undeployed on another host");
       }
-      try {
-        if (apps.contains(name)) {
-          undeployLocally(name, "undeployed on another host");
-        }
-        sources.remove(name);
-      } catch (RuntimeException e) {
-        LOG.atWarn().addKeyValue("app", name).addKeyValue("error", e.toString()).log("sync");
-      }
+      sources.remove(name);
     }
   }
 
@@ -326,15 +270,7 @@ public final class Deployer implements AutoCloseable {
       undeployLocally(
           name, "moved to " + placement.hosts() + " by the placement of version " + version);
     }
-    ObjectNode metadata = description.deepCopy();
-    metadata.put("version", version);
-    metadata.put("backups", options.backups());
-    options.owner().ifPresent(o -> metadata.put("owner", o));
-    metadata.set("placement", placement.toJson(mapper));
-    metadata.putArray("local_grains");
-    metadata.put("host", config.hostId());
-    metadata.put("deployed_at", Instant.now(clock).toString());
-    elsewhere.put(name, metadata);
+    ObjectNode metadata = elsewhere.put(name, version, description, options, placement);
     log.note(
         name, "version " + version + " is not placed on this host (" + placement.hosts() + ")");
     return metadata;
@@ -342,137 +278,12 @@ public final class Deployer implements AutoCloseable {
 
   /** The version of {@code name} this host knows (running here or placed elsewhere), else 0. */
   private int versionHere(String name) {
-    ObjectNode other = elsewhere.get(name);
-    return Math.max(
-        apps.find(name).map(DeployedApp::version).orElse(0),
-        other == null ? 0 : other.path("version").asInt());
-  }
-
-  private void syncOne(String name, int version) {
-    int here = versionHere(name);
-    if (here >= version || failedRestores.getOrDefault(name, 0) >= version) {
-      return;
-    }
-    Optional<AppRecord> record = records.load(name);
-    if (record.isEmpty() || record.get().version() != version) {
-      return; // changed meanwhile: the next round sees the new record
-    }
-    try {
-      DeployOptions options = records.options(record.get().options());
-      deploy(record.get().archive(), options, n -> options.owner(), progress -> {}, version);
-      failedRestores.remove(name);
-      log.note(name, "version " + version + " brought back from the deployment record");
-    } catch (RuntimeException e) {
-      failedRestores.put(name, version);
-      log.note(name, "version " + version + " on record could not be deployed here: " + e);
-      LOG.atWarn()
-          .addKeyValue("app", name)
-          .addKeyValue("version", version)
-          .addKeyValue("error", e.toString())
-          .log("deployment on record not brought back");
-    }
+    return Math.max(apps.find(name).map(DeployedApp::version).orElse(0), elsewhere.version(name));
   }
 
   /** The grains of every app deployed here, by app (the global bus subscribes to their topics). */
   public Map<String, List<String>> grainsByApp() {
-    Map<String, List<String>> grains = new TreeMap<>();
-    for (DeployedApp app : apps.all()) {
-      grains.put(app.name(), app.grains());
-    }
-    return grains;
-  }
-
-  private ObjectNode deployLocked(
-      String name,
-      int version,
-      ObjectNode description,
-      Path incoming,
-      SandboxPlan plan,
-      RedisLocalBus bus,
-      Consumer<String> phase) {
-    SandboxConfig.Backend backend = plan.backend();
-    Optional<DeployedApp> previous = apps.find(name);
-    // only the grains placed here get a worker (and are awaited); the others are remote
-    List<String> grains = plan.placement().grainsOn(config.hostId());
-    requireGrains(description, plan.options().remoteGrains());
-    JsonNode requirements = description.path("requirements");
-    if (requirements.isTextual()) {
-      phase.accept("installing requirements from " + requirements.asText());
-      files.installRequirements(incoming, requirements.asText());
-    }
-    Path dir = files.place(incoming, name, version);
-    if (previous.isPresent()) {
-      phase.accept("stopping version " + previous.get().version());
-      SandboxLauncher.stop(previous.get());
-      // what its instances had taken and not finished is replayed like a dead sandbox's
-      replaced.add(name);
-    }
-    AppUsers.Credentials credentials = users.create(bus, name);
-    AppKeys.clearReady(bus, name, grains);
-    phase.accept("starting the " + backend.wireName() + " sandbox");
-    SandboxId sandbox;
-    try {
-      sandbox =
-          launcher.launch(
-              plan.runtime(),
-              specs.of(new SandboxSpecs.Launch(name, dir, description, plan, credentials)));
-    } catch (DeployException e) {
-      AppUsers.delete(bus, credentials.user());
-      throw e;
-    }
-    DeployedApp app =
-        new DeployedApp(
-            name,
-            version,
-            dir,
-            backend,
-            plan.runtime(),
-            sandbox,
-            description,
-            grains,
-            credentials.user());
-    phase.accept("waiting for " + grains.size() + " grain worker(s)");
-    try {
-      launcher.awaitWorkers(app, bus);
-    } catch (DeployException e) {
-      SandboxLauncher.remove(app);
-      AppUsers.delete(bus, credentials.user());
-      AppFiles.deleteTree(dir);
-      if (previous.isPresent()) {
-        apps.remove(name);
-        AppKeys.withdraw(bus, name);
-      }
-      throw e;
-    }
-    ObjectNode metadata = metadata(description, version, plan);
-    keys.publish(bus, name, metadata);
-    apps.put(app.withMetadata(metadata));
-    previous.ifPresent(p -> AppFiles.deleteTree(p.dir()));
-    log.note(
-        name,
-        "deployed version " + version + " (" + backend.wireName() + " sandbox " + sandbox + ")");
-    LOG.atInfo()
-        .addKeyValue("app", name)
-        .addKeyValue("version", version)
-        .addKeyValue("backend", backend.wireName())
-        .log("app deployed");
-    return metadata;
-  }
-
-  /** What {@code sand:app:<app>} holds: the description, and how and where the app runs. */
-  private ObjectNode metadata(ObjectNode description, int version, SandboxPlan plan) {
-    ObjectNode metadata = description.deepCopy();
-    metadata.put("version", version);
-    metadata.put("backend", plan.backend().wireName());
-    metadata.put("backups", plan.options().backups());
-    plan.options().owner().ifPresent(o -> metadata.put("owner", o));
-    metadata.putPOJO("remote_grains", plan.options().remoteGrains());
-    metadata.set("placement", plan.placement().toJson(mapper));
-    // the frontends send an invocation only to a host that runs its workflow's entry grain
-    plan.placement().grainsOn(config.hostId()).forEach(metadata.putArray("local_grains")::add);
-    metadata.put("host", config.hostId());
-    metadata.put("deployed_at", Instant.now(clock).toString());
-    return metadata;
+    return apps.grainsByApp();
   }
 
   /**
@@ -484,12 +295,12 @@ public final class Deployer implements AutoCloseable {
   public void undeploy(String name) {
     synchronized (apps.lockOf(name)) {
       boolean onRecord = records.version(name) > 0;
-      boolean placedElsewhere = elsewhere.remove(name) != null;
+      boolean placedElsewhere = elsewhere.remove(name);
       if (!apps.contains(name) && !onRecord && !placedElsewhere) {
         throw AppRegistry.notDeployed(name);
       }
       records.delete(name);
-      recorded.remove(name);
+      recordSync.mark(name, false);
       sources.remove(name);
       if (apps.contains(name)) {
         undeployLocally(name, "undeployed");
@@ -500,21 +311,8 @@ public final class Deployer implements AutoCloseable {
   /** Removes {@code name} from this host only; {@code why} goes to the app's log. */
   private void undeployLocally(String name, String why) {
     synchronized (apps.lockOf(name)) {
-      DeployedApp app = apps.remove(name).orElseThrow(() -> AppRegistry.notDeployed(name));
-      recorded.remove(name);
-      RedisLocalBus bus = requireRedis();
-      AppKeys.withdraw(bus, name);
-      SandboxLauncher.remove(app);
-      executions.failQueued(
-          bus,
-          name,
-          app.grains(),
-          "application '" + name + "' was undeployed before this execution finished");
-      AppUsers.delete(bus, app.redisUser());
-      AppKeys.deleteOwned(bus, name);
-      files.deleteApp(name);
-      log.note(name, why + " version " + app.version());
-      LOG.atInfo().addKeyValue("app", name).log("app undeployed");
+      recordSync.mark(name, false);
+      installer.uninstall(name, why, requireRedis());
     }
   }
 
@@ -528,8 +326,9 @@ public final class Deployer implements AutoCloseable {
 
   /** The metadata of every deployed app, by name. */
   public List<ObjectNode> list() {
-    List<ObjectNode> all = new ArrayList<>(apps.all().stream().map(Deployer::withState).toList());
-    elsewhere.values().forEach(m -> all.add(notHere(m)));
+    List<ObjectNode> all =
+        new ArrayList<>(apps.all().stream().map(DeployedApp::withState).toList());
+    all.addAll(elsewhere.list());
     return all;
   }
 
@@ -540,16 +339,7 @@ public final class Deployer implements AutoCloseable {
 
   /** The metadata of {@code name} with its sandbox's state, or empty. */
   public Optional<ObjectNode> describe(String name) {
-    return apps.find(name)
-        .map(Deployer::withState)
-        .or(() -> Optional.ofNullable(elsewhere.get(name)).map(Deployer::notHere));
-  }
-
-  private static ObjectNode notHere(ObjectNode metadata) {
-    ObjectNode node = metadata.deepCopy();
-    node.putNull("sandbox");
-    node.put("state", "not placed on this host");
-    return node;
+    return apps.find(name).map(DeployedApp::withState).or(() -> elsewhere.describe(name));
   }
 
   /**
@@ -559,17 +349,7 @@ public final class Deployer implements AutoCloseable {
    * @throws DeployException (NOT_FOUND) when no such app is deployed
    */
   public String logs(String name, int tail) {
-    DeployedApp app = apps.require(name);
-    StringBuilder out = new StringBuilder();
-    for (String line : log.lines(name)) {
-      out.append("[agent] ").append(line).append('\n');
-    }
-    try {
-      out.append(app.runtime().logs(app.sandbox(), tail));
-    } catch (SandboxException e) {
-      out.append("[agent] cannot read the sandbox's output: ").append(e.getMessage()).append('\n');
-    }
-    return out.toString();
+    return log.withOutput(apps.require(name), tail);
   }
 
   /** Whether {@code name} is deployed (for the timer loop and the Kafka ingress). */
@@ -585,8 +365,8 @@ public final class Deployer implements AutoCloseable {
    */
   public List<String> watch() {
     List<String> replay = new ArrayList<>(watchdog.restartDead());
-    for (String name : List.copyOf(replaced)) {
-      if (replaced.remove(name) && !replay.contains(name)) {
+    for (String name : installer.takeReplaced()) {
+      if (!replay.contains(name)) {
         replay.add(name);
       }
     }
@@ -604,47 +384,7 @@ public final class Deployer implements AutoCloseable {
    */
   @Override
   public void close() {
-    for (DeployedApp app : apps.all()) {
-      try {
-        RedisLocalBus bus = runtimes.redis().get();
-        if (bus != null) {
-          AppKeys.withdraw(bus, app.name());
-        }
-        SandboxLauncher.remove(app);
-      } catch (RuntimeException e) {
-        LOG.atWarn()
-            .addKeyValue("app", app.name())
-            .addKeyValue("error", e.toString())
-            .log("stop failed");
-      }
-    }
-  }
-
-  private static ObjectNode withState(DeployedApp app) {
-    ObjectNode node = app.metadata().deepCopy();
-    String state;
-    try {
-      state = app.sandboxState();
-    } catch (RuntimeException e) {
-      state = "unknown (" + e.getMessage() + ")";
-    }
-    node.put("sandbox", app.sandbox().value());
-    node.put("state", state);
-    return node;
-  }
-
-  private SandboxRuntime runtimeFor(SandboxConfig.Backend backend) {
-    if (backend == SandboxConfig.Backend.PROCESS) {
-      return runtimes.processes();
-    }
-    SandboxRuntime runtime = runtimes.docker().get();
-    if (runtime == null) {
-      throw new DeployException(
-          DeployException.Reason.UNAVAILABLE,
-          "the docker backend is not available on this host (docker is off or not reachable);"
-              + " deploy with backend=process");
-    }
-    return runtime;
+    installer.stopAll(runtimes.redis().get());
   }
 
   private RedisLocalBus requireRedis() {

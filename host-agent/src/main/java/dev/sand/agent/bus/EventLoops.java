@@ -11,9 +11,6 @@ import dev.sand.bus.thrift.EventMessage;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
 import dev.sand.sandbox.SandboxExits;
-import io.lettuce.core.Limit;
-import io.lettuce.core.Range;
-import io.lettuce.core.ScoredValue;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,12 +34,11 @@ import org.slf4j.LoggerFactory;
  *       its grain's topic on the global bus (Kafka, asynchronously, key = execution id, header =
  *       this incarnation) — off the grain-to-grain path. Final flags wait for the records before
  *       them ({@link FlagGate}); results go to {@code sand.results} ({@link ExecutionRecorder}).
- *       HISTORY messages go to {@code sand.history} ({@link ExecutionRecorder}) from a thread of
- *       their own, untracked: nothing waits for them, and they never delay a flag or a backup.
- *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due from {@code sand:timers} to
- *       the queue of the grain that set them; no process is held while a Wait runs. A timer that
- *       waits for a task token goes to {@link CallbackWaits} instead, which pushes it only with an
- *       outcome (decision 0033).
+ *       HISTORY messages go to {@code sand.history} from a thread of their own ({@link
+ *       HistoryPublisher}), untracked: nothing waits for them, and they never delay a flag or a
+ *       backup.
+ *   <li><b>timers</b>: moves workflow timers (ASL Wait) that are due to their grains' queues
+ *       ({@link TimerLoop}).
  *   <li><b>watchdog</b>: when a runtime signals that a sandbox stopped ({@link SandboxExits}), and
  *       at least every few seconds, restarts sandboxes that died ({@link Deployer#watch}) and
  *       re-queues the events their instances had taken (attempt + 1), or fails the execution
@@ -55,10 +51,6 @@ import org.slf4j.LoggerFactory;
 public final class EventLoops implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EventLoops.class);
   private static final Duration TAKE_TIMEOUT = Duration.ofSeconds(1);
-  // ASL waits are whole seconds or timestamps; 25 ms of lateness is invisible there, while
-  // polling faster costs the CPU that grain instances need on a small host.
-  private static final long TIMER_TICK_MS = 25;
-  private static final Duration TIMER_IDLE_WAIT = Duration.ofSeconds(1);
   // The watchdog wakes when a runtime says a sandbox stopped (SandboxExits); this slow look is
   // only the net under a missed signal.
   private static final Duration WATCH_SAFETY = Duration.ofSeconds(5);
@@ -68,10 +60,6 @@ public final class EventLoops implements AutoCloseable {
   // than a chain of short grains on a busy host, far shorter than the time a host's death is
   // noticed in (seconds). Nothing waits for a backup but the flags of the events before it.
   private static final Duration BACKUP_WINDOW = Duration.ofMillis(100);
-  // HISTORY messages waiting for the producer; beyond this many (a broker away for long) new ones
-  // are dropped and counted: history is a record for people, the bus must not wait for it
-  private static final int HISTORY_QUEUE = 10_000;
-
   private final String hostId;
   private final Supplier<RedisLocalBus> redis;
   private final Deployer deployer;
@@ -85,23 +73,8 @@ public final class EventLoops implements AutoCloseable {
   private final AtomicLong backupsAcknowledged = new AtomicLong();
   private final AtomicLong watchdogRestarts = new AtomicLong();
   private volatile Consumer<EventMessage> onResult = event -> {};
-  private final AtomicLong historyPublished = new AtomicLong();
-  private final AtomicLong historyErrors = new AtomicLong();
-  private final Supplier<KafkaBridge> kafka;
-  private final String incarnation;
-  private final java.util.concurrent.ThreadPoolExecutor historyPublisher =
-      new java.util.concurrent.ThreadPoolExecutor(
-          1,
-          1,
-          0,
-          java.util.concurrent.TimeUnit.MILLISECONDS,
-          new java.util.concurrent.ArrayBlockingQueue<>(HISTORY_QUEUE),
-          r -> {
-            Thread t = new Thread(r, "history-publisher");
-            t.setDaemon(true);
-            return t;
-          },
-          (task, pool) -> historyErrors.incrementAndGet());
+  private final HistoryPublisher history;
+  private final TimerLoop timers;
   private final List<Thread> threads = new ArrayList<>();
   private volatile boolean running = true;
 
@@ -123,8 +96,8 @@ public final class EventLoops implements AutoCloseable {
     this.exits = exits;
     this.redis = redis;
     this.deployer = deployer;
-    this.kafka = kafka;
-    this.incarnation = incarnation;
+    this.history = new HistoryPublisher(kafka, incarnation);
+    this.timers = new TimerLoop(redis, deployer::isDeployed, callbacks, () -> running);
     this.gate =
         new FlagGate(
             (record, onDone) -> {
@@ -159,7 +132,7 @@ public final class EventLoops implements AutoCloseable {
   /** Starts the three loops (daemon threads). */
   public void start() {
     threads.add(new Thread(this::agentQueueLoop, "agent-queue"));
-    threads.add(new Thread(this::timerLoop, "timers"));
+    threads.add(new Thread(timers, "timers"));
     threads.add(new Thread(this::watchLoop, "watchdog"));
     threads.forEach(
         t -> {
@@ -179,8 +152,8 @@ public final class EventLoops implements AutoCloseable {
         "replayed", replayer.replayed(),
         "backups_acknowledged", backupsAcknowledged.get(),
         "watchdog_restarts", watchdogRestarts.get(),
-        "history_published", historyPublished.get(),
-        "history_publish_errors", historyErrors.get());
+        "history_published", history.published(),
+        "history_publish_errors", history.errors());
   }
 
   /**
@@ -232,7 +205,7 @@ public final class EventLoops implements AutoCloseable {
   void onAgentEvent(byte[] raw) {
     EventMessage event = EventCodec.decode(raw);
     if (event.getKind() == EventKind.HISTORY) {
-      publishHistory(event.getExecution_id(), raw);
+      history.publish(event.getExecution_id(), raw);
       return;
     }
     String grain = event.getTarget_grain();
@@ -266,37 +239,6 @@ public final class EventLoops implements AutoCloseable {
     backedUp.incrementAndGet();
   }
 
-  /**
-   * Publishes a HISTORY message to {@code sand.history} (key: its execution) from the history
-   * publisher's thread: no flag waits for it, it is not sent again, and a producer that blocks (a
-   * broker away) holds up no backup. Dropped and counted when the publisher's queue is full.
-   */
-  private void publishHistory(String executionId, byte[] raw) {
-    historyPublisher.execute(
-        () -> {
-          KafkaBridge bridge = kafka.get();
-          if (bridge == null) {
-            historyErrors.incrementAndGet();
-            return;
-          }
-          bridge.publish(
-              Topics.HISTORY,
-              executionId,
-              raw,
-              incarnation,
-              error -> {
-                if (error == null) {
-                  historyPublished.incrementAndGet();
-                } else if (historyErrors.incrementAndGet() % 100 == 1) {
-                  LOG.atWarn()
-                      .addKeyValue("execution_id", executionId)
-                      .addKeyValue("error", error.toString())
-                      .log("history message not published to kafka; dropped");
-                }
-              });
-        });
-  }
-
   /** The number of products a FINISHED copy says its instance pushed before it, else -1. */
   private static int produced(Map<String, String> headers) {
     String count = headers.get(Topics.PRODUCED_HEADER);
@@ -328,92 +270,6 @@ public final class EventLoops implements AutoCloseable {
         record.key(),
         EventCodec.encode(event),
         Map.of(Topics.DATA_HEADER, written.getBytes(StandardCharsets.UTF_8)));
-  }
-
-  // -- timers ------------------------------------------------------------------------------------
-
-  private void timerLoop() {
-    byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);
-    RedisLocalBus.Taker taker = null;
-    while (running) {
-      try {
-        RedisLocalBus bus = redis.get();
-        if (bus == null) {
-          sleep(200);
-          continue;
-        }
-        if (fireDue(bus, key)) {
-          continue; // a full batch: more may be due
-        }
-        List<ScoredValue<byte[]>> next =
-            bus.call("ZRANGE " + Keys.timers(), c -> c.zrangeWithScores(key, 0, 0));
-        if (!next.isEmpty()) {
-          long dueIn = (long) next.get(0).getScore() - System.currentTimeMillis();
-          sleep(Math.max(1, Math.min(TIMER_TICK_MS, dueIn)));
-          continue;
-        }
-        // Nothing is scheduled: wait for the first timer set (BZPOPMIN returns at its ZADD)
-        // instead of asking every tick; an idle host then wakes once per TIMER_IDLE_WAIT.
-        if (taker == null) {
-          taker = bus.taker();
-        }
-        Optional<RedisLocalBus.Scored> first = taker.takeLowest(Keys.timers(), TIMER_IDLE_WAIT);
-        if (first.isPresent()) {
-          RedisLocalBus.Scored timer = first.get();
-          if (timer.score() <= System.currentTimeMillis()) {
-            fire(bus, timer.value());
-          } else { // taken to learn that one was set: back in place until it is due
-            bus.call("ZADD " + Keys.timers(), c -> c.zadd(key, timer.score(), timer.value()));
-          }
-        }
-      } catch (RuntimeException e) {
-        LOG.atWarn().addKeyValue("error", e.toString()).log("timer loop error; retrying");
-        if (taker != null) {
-          taker.close();
-          taker = null;
-        }
-        sleep(TIMER_TICK_MS);
-      }
-    }
-    if (taker != null) {
-      taker.close();
-    }
-  }
-
-  /** Moves up to 64 due timers to their grains' queues; true when there may be more due. */
-  private boolean fireDue(RedisLocalBus bus, byte[] key) {
-    long now = System.currentTimeMillis();
-    List<byte[]> due =
-        bus.call(
-            "ZRANGEBYSCORE " + Keys.timers(),
-            c ->
-                c.zrangebyscore(
-                    key, Range.create((double) Long.MIN_VALUE, (double) now), Limit.create(0, 64)));
-    for (byte[] member : due) {
-      // ZREM decides who owns a due timer, should two agents ever share a Redis
-      long removed = bus.call("ZREM " + Keys.timers(), c -> c.zrem(key, member));
-      if (removed == 1) {
-        fire(bus, member);
-      }
-    }
-    return due.size() == 64;
-  }
-
-  private void fire(RedisLocalBus bus, byte[] member) {
-    EventMessage timer = EventCodec.decode(member);
-    if (!deployer.isDeployed(timer.getApp())) {
-      LOG.atInfo()
-          .addKeyValue("execution_id", timer.getExecution_id())
-          .addKeyValue("app", timer.getApp())
-          .log("timer of an app no longer deployed dropped");
-      return;
-    }
-    if (CallbackWaits.waitsForToken(timer)) {
-      callbacks.fire(bus, member, timer); // Cassandra round trips: never on this thread
-      return;
-    }
-    timer.setFlag(EventFlag.QUEUED);
-    bus.push(Keys.grain(timer.getApp(), timer.getTarget_grain()), timer);
   }
 
   // -- watchdog and replay ----------------------------------------------------------------------
@@ -458,7 +314,7 @@ public final class EventLoops implements AutoCloseable {
     running = false;
     exits.signal(); // the watchdog's wait ends now
     gate.close();
-    historyPublisher.shutdown();
+    history.close();
     for (Thread thread : threads) {
       try {
         thread.join(2000);
@@ -469,7 +325,7 @@ public final class EventLoops implements AutoCloseable {
     callbacks.close(); // after the timer loop: it hands no more firings over
   }
 
-  private static void sleep(long ms) {
+  static void sleep(long ms) {
     try {
       Thread.sleep(ms);
     } catch (InterruptedException e) {

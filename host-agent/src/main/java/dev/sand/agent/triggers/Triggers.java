@@ -13,25 +13,16 @@ import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import java.util.function.Supplier;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,13 +30,13 @@ import org.slf4j.LoggerFactory;
  * The triggers of the apps this host runs (decision 0034): schedules ({@link ScheduleRunner}) and
  * topic consumers ({@link TopicTrigger}), kept in step with the deployed apps once a second; their
  * pause state, read from Cassandra every {@link #STATE_REFRESH_MS} (and at once on this agent when
- * it pauses or resumes one); and what the API shows of them. One thread; {@link #close} stops it.
+ * it pauses or resumes one); and what the API shows of them ({@link TriggerDocs}). One thread;
+ * {@link #close} stops it.
  */
 public final class Triggers implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Triggers.class);
   private static final long TICK_MS = 1000;
   static final long STATE_REFRESH_MS = 5000;
-  private static final long LAG_TIMEOUT_MS = 3000;
 
   /** The apps deployed on this host, as their descriptions (metadata). */
   public interface Apps {
@@ -67,7 +58,7 @@ public final class Triggers implements AutoCloseable {
   private final String hostId;
   private final KafkaConfig kafka;
   private final Supplier<CassandraStore> cassandra;
-  private final Supplier<KafkaBridge> bridge;
+  private final TriggerDocs docs;
   private final Apps apps;
   private final Clock clock;
   private final Starts starts;
@@ -79,7 +70,7 @@ public final class Triggers implements AutoCloseable {
   private final BiConsumer<TriggerDef, String> started;
   // per app: its metadata as last read and its triggers parsed from it, read again only when
   // the metadata changes (a deploy stores a new document)
-  private final Map<String, Parsed> parsed = new HashMap<>();
+  private final Map<String, ParsedTriggers> parsed = new HashMap<>();
   private final Thread thread;
   private volatile boolean running = true;
   private long statesReadMs;
@@ -96,7 +87,7 @@ public final class Triggers implements AutoCloseable {
     this.hostId = hostId;
     this.kafka = kafka;
     this.cassandra = cassandra;
-    this.bridge = bridge;
+    this.docs = new TriggerDocs(bridge, clock);
     this.apps = apps;
     this.clock = clock;
     this.starts = new Starts(hostId, Starts.kafka(kafka, "sand-triggers-" + hostId));
@@ -156,15 +147,15 @@ public final class Triggers implements AutoCloseable {
 
   private void tick() {
     long now = clock.millis();
-    Map<String, Parsed> read = new HashMap<>();
+    Map<String, ParsedTriggers> read = new HashMap<>();
     for (JsonNode app : apps.deployedHere()) {
       String name = app.path("name").asText();
-      Parsed known = parsed.get(name);
-      read.put(name, known != null && known.metadata() == app ? known : Parsed.of(app));
+      ParsedTriggers known = parsed.get(name);
+      read.put(name, known != null && known.metadata() == app ? known : ParsedTriggers.of(app));
     }
     parsed.clear();
     parsed.putAll(read);
-    Map<String, Parsed> current = new HashMap<>(read);
+    Map<String, ParsedTriggers> current = new HashMap<>(read);
     current.values().removeIf(p -> p.defs().isEmpty());
     CassandraStore store = cassandra.get();
     if (store == null) {
@@ -178,7 +169,7 @@ public final class Triggers implements AutoCloseable {
       }
     }
     Set<String> keys = new HashSet<>();
-    for (Parsed app : current.values()) {
+    for (ParsedTriggers app : current.values()) {
       for (TriggerDef def : app.defs()) {
         String key = def.app() + "/" + def.name();
         keys.add(key);
@@ -220,26 +211,6 @@ public final class Triggers implements AutoCloseable {
     schedules.retain(keys);
   }
 
-  /**
-   * An app's triggers as parsed from its metadata (problems logged once, when it was read).
-   *
-   * @param metadata the document they were read from (compared by identity)
-   */
-  private record Parsed(
-      JsonNode metadata, List<TriggerDef> defs, long deployedAtMs, int payloadLimitBytes) {
-    static Parsed of(JsonNode app) {
-      List<String> problems = new ArrayList<>();
-      List<TriggerDef> defs = TriggerDef.of(app, problems);
-      String name = app.path("name").asText();
-      problems.forEach(p -> LOG.atWarn().addKeyValue("app", name).log("trigger ignored: " + p));
-      return new Parsed(
-          app,
-          List.copyOf(defs),
-          millis(app.path("deployed_at").asText(null)),
-          app.path("limits").path("payload_kb").asInt(256) * 1024);
-    }
-  }
-
   private TriggerState state(String app, String trigger) {
     return states.getOrDefault(app, Map.of()).getOrDefault(trigger, TriggerState.ACTIVE);
   }
@@ -249,47 +220,7 @@ public final class Triggers implements AutoCloseable {
    * app's metadata).
    */
   public List<ObjectNode> describe(JsonNode metadata) {
-    String app = metadata.path("name").asText();
-    TriggerTable table = table();
-    Map<String, TriggerState> stored = table.states(app);
-    List<ObjectNode> out = new ArrayList<>();
-    List<String> problems = new ArrayList<>();
-    Instant now = clock.instant();
-    for (TriggerDef def : TriggerDef.of(metadata, problems)) {
-      ObjectNode doc = def.spec().deepCopy();
-      TriggerState state = stored.getOrDefault(def.name(), TriggerState.ACTIVE);
-      doc.put("paused", state.paused());
-      if (state.paused()) {
-        doc.put("paused_at", Instant.ofEpochMilli(state.changedAt()).toString());
-      } else {
-        doc.putNull("paused_at");
-      }
-      if (def.isSchedule()) {
-        Optional<Instant> next = state.paused() ? Optional.empty() : def.schedule().nextAfter(now);
-        if (next.isPresent()) {
-          doc.put("next_firing", next.get().toString());
-        } else {
-          doc.putNull("next_firing");
-        }
-        Optional<TriggerFiring> last = table.last(app, def.name());
-        if (last.isPresent()) {
-          ObjectNode l = doc.putObject("last_firing");
-          l.put("time", last.get().firing());
-          l.put("execution_id", last.get().executionId());
-        } else {
-          doc.putNull("last_firing");
-        }
-      } else {
-        OptionalLong lag = groupLag(def);
-        if (lag.isPresent()) {
-          doc.put("lag", lag.getAsLong());
-        } else {
-          doc.putNull("lag");
-        }
-      }
-      out.add(doc);
-    }
-    return out;
+    return docs.describe(metadata, table());
   }
 
   /**
@@ -332,44 +263,6 @@ public final class Triggers implements AutoCloseable {
         .orElseGet(JsonNodeFactory.instance::objectNode);
   }
 
-  /**
-   * The records of {@code def}'s topic its group has not started, over every partition (every
-   * host's part): end offsets less committed ones; empty when Kafka does not answer in time.
-   */
-  private OptionalLong groupLag(TriggerDef def) {
-    KafkaBridge kafka = bridge.get();
-    if (kafka == null) {
-      return OptionalLong.empty();
-    }
-    Admin admin = kafka.admin();
-    try {
-      Map<TopicPartition, OffsetAndMetadata> committed =
-          admin
-              .listConsumerGroupOffsets(TopicTrigger.group(def.app(), def.name()))
-              .partitionsToOffsetAndMetadata()
-              .get(LAG_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-      if (committed.isEmpty()) {
-        return OptionalLong.of(0); // nothing read yet: the group starts at the topic's end
-      }
-      Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
-      committed.keySet().forEach(tp -> latest.put(tp, OffsetSpec.latest()));
-      var ends = admin.listOffsets(latest).all().get(LAG_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-      long total = 0;
-      for (var entry : committed.entrySet()) {
-        var end = ends.get(entry.getKey());
-        if (end != null && entry.getValue() != null) {
-          total += Math.max(0, end.offset() - entry.getValue().offset());
-        }
-      }
-      return OptionalLong.of(total);
-    } catch (ExecutionException | TimeoutException e) {
-      return OptionalLong.empty();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return OptionalLong.empty();
-    }
-  }
-
   private TriggerTable table() {
     CassandraStore store = cassandra.get();
     if (store == null) {
@@ -402,14 +295,6 @@ public final class Triggers implements AutoCloseable {
         table().published(app, trigger, firing);
       }
     };
-  }
-
-  private static long millis(String iso) {
-    try {
-      return iso == null ? 0 : Instant.parse(iso).toEpochMilli();
-    } catch (java.time.format.DateTimeParseException e) {
-      return 0;
-    }
   }
 
   @Override

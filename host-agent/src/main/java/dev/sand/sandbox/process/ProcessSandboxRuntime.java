@@ -1,8 +1,5 @@
 package dev.sand.sandbox.process;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sand.contracts.contractsConstants;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxExits;
@@ -22,7 +19,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,11 +36,12 @@ import org.slf4j.LoggerFactory;
  * sandbox signals its process group; when the worker (pid 1 of the namespace) exits, the kernel
  * kills what is left.
  *
- * <p>Each sandbox gets a cgroup ({@link Cgroups}: CPU weight, CPU quota, memory limit without swap)
- * that the jail enters before anything else runs (decision 0022), and the read end of a pipe only
- * this JVM writes to, as its standard input ({@code SAND_AGENT_FD=0}): when the agent exits,
- * however it dies, the pipe reaches end of file and the sandbox stops itself (decision 0021).
- * {@link #reclaim} kills what a previous agent of the same state dir left in its cgroups.
+ * <p>The command line is {@link JailCommand}'s; stopping is {@link ProcessGroups}'. Each sandbox
+ * gets a cgroup ({@link Cgroups}: CPU weight, CPU quota, memory limit without swap) that the jail
+ * enters before anything else runs (decision 0022), and the read end of a pipe only this JVM writes
+ * to, as its standard input ({@code SAND_AGENT_FD=0}): when the agent exits, however it dies, the
+ * pipe reaches end of file and the sandbox stops itself (decision 0021). {@link #reclaim} kills
+ * what a previous agent of the same state dir left in its cgroups.
  *
  * <p>That needs root and cgroups. An agent that is not root, or on a machine without usable cpu and
  * memory cgroups, refuses to start process sandboxes (naming the fix) rather than run tenant code
@@ -53,8 +50,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ProcessSandboxRuntime implements SandboxRuntime {
   private static final AtomicLong NEXT = new AtomicLong();
-  private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String JAIL_SCRIPT = "sand_worker/jail.py";
 
   private static final Logger LOG = LoggerFactory.getLogger(ProcessSandboxRuntime.class);
 
@@ -70,8 +65,7 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
   }
 
   private final Map<SandboxId, Sandbox> sandboxes = new ConcurrentHashMap<>();
-  private final Path python;
-  private final Optional<Path> jail;
+  private final JailCommand jail;
   private final boolean root;
   private final Optional<Cgroups> cgroups;
   private final String noCgroups;
@@ -90,8 +84,7 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
       Optional<Cgroups> cgroups,
       String noCgroups,
       SandboxExits exits) {
-    this.python = python;
-    this.jail = jail;
+    this.jail = new JailCommand(python, jail);
     this.root = root;
     this.cgroups = cgroups;
     this.noCgroups = noCgroups;
@@ -108,11 +101,7 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
    */
   public static ProcessSandboxRuntime create(
       Path python, List<Path> sourceDirs, Path stateDir, SandboxExits exits) {
-    Optional<Path> jail =
-        sourceDirs.stream()
-            .map(dir -> dir.resolve(JAIL_SCRIPT))
-            .filter(Files::isRegularFile)
-            .findFirst();
+    Optional<Path> jail = JailCommand.find(sourceDirs);
     StringBuilder why = new StringBuilder();
     Optional<Cgroups> cgroups = Cgroups.detect(stateDir, why);
     return new ProcessSandboxRuntime(
@@ -164,7 +153,7 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
           .log("sandbox cgroup ready");
       List<String> argv = new ArrayList<>();
       argv.add("setsid");
-      argv.addAll(jailed(spec, sandbox.box));
+      argv.addAll(jail.argv(spec, sandbox.box));
       ProcessBuilder builder = new ProcessBuilder(argv);
       builder.environment().putAll(spec.env());
       // stdin stays a pipe from this JVM (ProcessBuilder's default), never written to: its end
@@ -211,73 +200,6 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
     }
   }
 
-  /**
-   * {@code spec}'s command inside its namespaces and jail. {@code unshare --fork} waits for the
-   * namespace's first process and, with {@code --kill-child}, takes it down if unshare itself is
-   * killed; it ignores SIGTERM while waiting, so a stop reaches the worker, which shuts down.
-   */
-  private List<String> jailed(SandboxSpec spec, Cgroups.Box box) {
-    Path script =
-        jail.orElseThrow(
-            () ->
-                new SandboxException(
-                    "process sandbox of app '"
-                        + spec.app()
-                        + "': "
-                        + JAIL_SCRIPT
-                        + " is in none of the sandbox's source_dirs",
-                    null));
-    List<String> argv =
-        new ArrayList<>(
-            List.of(
-                "unshare",
-                "--mount",
-                "--net",
-                "--pid",
-                // SysV IPC objects and the host name are the host's otherwise
-                "--ipc",
-                "--uts",
-                "--fork",
-                "--kill-child",
-                "--propagation",
-                "private",
-                "--",
-                python.toString(),
-                "-I",
-                "-S",
-                script.toString(),
-                jailSpec(spec, box),
-                "--"));
-    argv.addAll(spec.command());
-    return argv;
-  }
-
-  /**
-   * The jail's argument, as JSON: the user, the limits and the mounts of {@code spec}, and the
-   * cgroup {@code box} it enters.
-   */
-  static String jailSpec(SandboxSpec spec, Cgroups.Box box) {
-    ObjectNode doc = JSON.createObjectNode();
-    ArrayNode dirs = doc.putArray("cgroups");
-    box.dirs().forEach(dir -> dirs.add(dir.toString()));
-    doc.put("memory_cgroup", box.memory().toString());
-    doc.put("cgroup_version", box.version() == Cgroups.Version.V2 ? 2 : 1);
-    doc.put("uid", spec.user().uid());
-    doc.put("gid", spec.user().gid());
-    doc.put("tmp_size_mb", spec.tmpSizeMb());
-    doc.put("memory_mb", spec.memoryMb());
-    doc.put("pids_limit", spec.pidsLimit());
-    ArrayNode mounts = doc.putArray("mounts");
-    for (SandboxSpec.Mount mount : spec.mounts()) {
-      mounts
-          .addObject()
-          .put("host", mount.hostPath())
-          .put("sandbox", mount.sandboxPath())
-          .put("read_only", mount.readOnly());
-    }
-    return doc.toString();
-  }
-
   private static int effectiveUid() {
     try {
       return (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
@@ -295,7 +217,7 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
     // held throughout: a restart of the same sandbox waits until its cgroup is gone
     synchronized (sandbox) {
       if (sandbox.process != null && sandbox.process.isAlive()) {
-        stopProcess(sandbox.process, grace);
+        ProcessGroups.stop(sandbox.process, grace);
       }
       // whatever is left in its cgroup goes with it (the kernel kills the rest of a pid
       // namespace when its first process dies, but may still be releasing them)
@@ -304,21 +226,6 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
         sandbox.box = null;
       }
     }
-  }
-
-  private static void stopProcess(Process process, Duration grace) {
-    // setsid made the main process the leader of its own group: signal the whole group.
-    signalGroup(process.pid(), "TERM");
-    try {
-      if (!process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-        signalGroup(process.pid(), "KILL");
-        process.waitFor(5, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
-    // instances that outlived the main process are in the same group
-    signalGroup(process.pid(), "KILL");
   }
 
   @Override
@@ -374,21 +281,6 @@ public final class ProcessSandboxRuntime implements SandboxRuntime {
       throw new SandboxException("process sandbox " + id + " does not exist", null);
     }
     return sandbox;
-  }
-
-  private static void signalGroup(long pgid, String signal) {
-    try {
-      Process kill =
-          new ProcessBuilder("kill", "-" + signal, "--", "-" + pgid)
-              .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-              .start();
-      kill.waitFor(5, TimeUnit.SECONDS);
-    } catch (IOException e) {
-      throw new SandboxException("cannot signal process group " + pgid + ": " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   /** The last {@code lines} lines of {@code file}, reading at most its last 1 MiB. */

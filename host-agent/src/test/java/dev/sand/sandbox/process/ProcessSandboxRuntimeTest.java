@@ -3,8 +3,6 @@ package dev.sand.sandbox.process;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sand.sandbox.SandboxException;
 import dev.sand.sandbox.SandboxExits;
 import dev.sand.sandbox.SandboxId;
@@ -17,7 +15,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class ProcessSandboxRuntimeTest {
-  private static SandboxSpec spec() {
+  static SandboxSpec spec() {
     return new SandboxSpec(
         "thumbs",
         "img",
@@ -31,31 +29,6 @@ class ProcessSandboxRuntimeTest {
         List.of(new SandboxSpec.Mount("/st/apps/thumbs", "/st/apps/thumbs", true)),
         Map.of(),
         List.of("python3", "-m", "sand_worker"));
-  }
-
-  /** The jail gets the app's user, its limits, every mount of the spec and its cgroups. */
-  @Test
-  void jailSpec_carriesUserLimitsMountsAndCgroups() throws Exception {
-    SandboxSpec spec = spec();
-    Cgroups.Box box =
-        new Cgroups.Box(
-            List.of(Path.of("/cg/cpu/sand-x/b"), Path.of("/cg/memory/sand-x/b")),
-            Path.of("/cg/memory/sand-x/b"),
-            Cgroups.Version.V1);
-
-    JsonNode doc = new ObjectMapper().readTree(ProcessSandboxRuntime.jailSpec(spec, box));
-
-    assertThat(doc.get("uid").asInt()).isEqualTo(2_000_000_007);
-    assertThat(doc.get("gid").asInt()).isEqualTo(2_000_000_007);
-    assertThat(doc.get("tmp_size_mb").asInt()).isEqualTo(16);
-    assertThat(doc.get("memory_mb").asInt()).isEqualTo(300);
-    assertThat(doc.get("pids_limit").asInt()).isEqualTo(40);
-    assertThat(doc.get("mounts").get(0).get("host").asText()).isEqualTo("/st/apps/thumbs");
-    assertThat(doc.get("mounts").get(0).get("read_only").asBoolean()).isTrue();
-    assertThat(doc.get("cgroups").get(0).asText()).isEqualTo("/cg/cpu/sand-x/b");
-    assertThat(doc.get("cgroups").get(1).asText()).isEqualTo("/cg/memory/sand-x/b");
-    assertThat(doc.get("memory_cgroup").asText()).isEqualTo("/cg/memory/sand-x/b");
-    assertThat(doc.get("cgroup_version").asInt()).isEqualTo(1);
   }
 
   /** An agent that is not root starts no process sandbox, and says how to fix it. */
