@@ -6,11 +6,9 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.sand.service.JsonHttp;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.eclipse.jetty.http.HttpStatus;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Request;
 
 /**
@@ -130,20 +128,13 @@ final class InvokeParams {
    * limit} + 1 bytes of the body.
    */
   static byte[] input(Request request, int limit) throws Refused {
-    long length = request.getLength();
-    if (length > limit) {
-      throw tooLarge(Long.toString(length), limit);
-    }
-    byte[] body;
-    try (InputStream in = Content.Source.asInputStream(request)) {
-      // one byte more than allowed tells an over-long body without reading all of it
-      body = in.readNBytes(limit + 1);
-    } catch (IOException e) {
-      throw new Refused(HttpStatus.BAD_REQUEST_400, "cannot read the request body: " + e);
-    }
-    if (body.length > limit) {
-      throw tooLarge("more than " + limit, limit);
-    }
+    // the declared length when there is one; a read body is one byte over: "more than" the limit
+    byte[] body =
+        RequestBodies.read(
+            request,
+            limit,
+            size ->
+                tooLarge(size == limit + 1L ? "more than " + limit : Long.toString(size), limit));
     if (isBlank(body)) {
       return "{}".getBytes(StandardCharsets.UTF_8);
     }
@@ -163,14 +154,12 @@ final class InvokeParams {
     }
   }
 
-  private static Refused tooLarge(String size, int limit) {
-    return new Refused(
-        HttpStatus.PAYLOAD_TOO_LARGE_413,
-        "request body of "
-            + size
-            + " bytes exceeds the limit of "
-            + limit
-            + " bytes; pass large data through the data layer");
+  private static String tooLarge(String size, int limit) {
+    return "request body of "
+        + size
+        + " bytes exceeds the limit of "
+        + limit
+        + " bytes; pass large data through the data layer";
   }
 
   private static boolean isBlank(byte[] body) {
