@@ -61,11 +61,16 @@ done
 # --- Python virtual environment ----------------------------------------------
 stamp=$venv/.sand-installed
 if [[ ! -x $venv/bin/python ]] || newer_than "$stamp" deploy/requirements.txt \
-     sdk-python/pyproject.toml workflows/pyproject.toml grain-worker/pyproject.toml; then
+     sdk-python/pyproject.toml grain-worker/pyproject.toml; then
   step python "installing pinned packages into .venv"
   [[ -x $venv/bin/python ]] || python3 -m venv "$venv"
   "$venv/bin/pip" install -q -r deploy/requirements.txt
-  "$venv/bin/pip" install -q --no-deps -e workflows -e sdk-python -e grain-worker
+  # sand-sdk ships sand_workflows too (decision 0036): a venv set up before that has the
+  # separate sand-workflows distribution, which would own the same package
+  if "$venv/bin/pip" show -q sand-workflows 2>/dev/null; then
+    "$venv/bin/pip" uninstall -q -y sand-workflows
+  fi
+  "$venv/bin/pip" install -q --no-deps -e sdk-python -e grain-worker
   touch "$stamp"
 else
   step python "ok"

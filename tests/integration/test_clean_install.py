@@ -1,6 +1,6 @@
 """Decision 0036: sdk-python installs like a package. Into a fresh venv, with pip, from this
-checkout's two Python distributions (sand-workflows is on no index), then used outside any
-checkout: the client and the emulator work; `sand up` says it needs a checkout.
+checkout's sdk-python alone, then used outside any checkout: the client and the emulator
+work; `sand up` says it needs a checkout.
 
 Needs PyPI (pip fetches setuptools and the dependencies): about 1-2 minutes. Starts no
 cluster; the offline half of the proof is tests/unit/sdk/test_packaging.py."""
@@ -24,7 +24,7 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Complete
 
 @pytest.mark.timeout(900)
 def test_pipInstall_intoACleanVenv_givesAWorkingClientAndEmulator(tmp_path: Path) -> None:
-    """`pip install ./workflows ./sdk-python`, then `sand --help`, `sand init`, `sand
+    """`pip install ./sdk-python`, then `sand --help`, `sand init`, `sand
     validate`, `sand emulate` succeed from a folder outside the checkout, importing this
     wheel's sand_contracts; `sand up` exits 1 naming the missing checkout, no traceback."""
     venv = tmp_path / "venv"
@@ -42,7 +42,6 @@ def test_pipInstall_intoACleanVenv_givesAWorkingClientAndEmulator(tmp_path: Path
             str(venv / "bin" / "pip"),
             "install",
             "-q",
-            str(ROOT / "workflows"),
             str(ROOT / "sdk-python"),
         ],
         tmp_path,

@@ -22,8 +22,9 @@ import pytest
 from tests.unit.sdk.conftest import REPO
 
 SDK = REPO / "sdk-python"
+WORKFLOWS = REPO / "workflows"
 # Packages of this repository that the SDK imports without an index to fetch them from.
-OWN = {"sand", "sand_bus", "sand_contracts"}
+OWN = {"sand", "sand_bus", "sand_contracts", "sand_workflows"}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,10 @@ def wheel_tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The files of sdk-python's wheel, as setuptools lays them out (dist-info aside)."""
     work = tmp_path_factory.mktemp("sdk-build")
     copy = work / "sdk-python"  # setuptools writes build/ and *.egg-info beside the sources
-    shutil.copytree(SDK, copy, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "build")
+    shutil.copytree(SDK, copy, ignore=ignore)
+    # the wheel ships sand_workflows from ../workflows/src (decision 0036)
+    shutil.copytree(WORKFLOWS, work / "workflows", ignore=ignore)
     lib = work / "lib"
     run = subprocess.run(
         [
@@ -92,8 +96,9 @@ def test_wheel_holdsTheGeneratedContractsAndEveryDataFile(wheel_tree: Path) -> N
     for package in ("sand_bus", "sand_contracts"):
         assert (wheel_tree / package / "ttypes.py").is_file(), f"{package} is not in the wheel"
     sources = {
-        p.relative_to(SDK / "src")
-        for p in (SDK / "src").rglob("*")
+        p.relative_to(root)
+        for root in (SDK / "src", WORKFLOWS / "src")
+        for p in root.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and ".egg-info" not in str(p)
     }
     shipped = {p.relative_to(wheel_tree) for p in wheel_tree.rglob("*") if p.is_file()}
@@ -123,8 +128,8 @@ def test_everyImport_isDeclared(wheel_tree: Path) -> None:
 
 
 def test_wheel_importsAlone_withItsDependencies(wheel_tree: Path) -> None:
-    """Every module of the wheel imports from the wheel's tree, the sibling sand-workflows and
-    the venv's third-party packages only: no checkout path, no .pth file (``-S`` skips them)."""
+    """Every module of the wheel imports from the wheel's tree and the venv's third-party
+    packages only: no checkout path, no .pth file (``-S`` skips them)."""
     modules = sorted(
         ".".join(p.relative_to(wheel_tree).with_suffix("").parts).removesuffix(".__init__")
         for p in wheel_tree.rglob("*.py")
@@ -133,7 +138,7 @@ def test_wheel_importsAlone_withItsDependencies(wheel_tree: Path) -> None:
     script = (
         "import importlib, sys\n"
         f"sys.path[1:] = [p for p in sys.path[1:] if 'site-packages' not in p] "
-        f"+ [{str(wheel_tree)!r}, {str(REPO / 'workflows' / 'src')!r}, {site_packages!r}]\n"
+        f"+ [{str(wheel_tree)!r}, {site_packages!r}]\n"
         f"for name in {modules!r}:\n"
         "    importlib.import_module(name)\n"
         "import sand_contracts\n"
