@@ -34,9 +34,13 @@ unit: setup
 	$(VENV)/bin/pytest -q -m "not integration and not faults" tests
 	cd frontend/ui && npm test --silent
 
-# --durations: the slowest 15 tests at the end of the run (issue 27: where the time goes)
+# On WORKERS pytest-xdist workers (decision 0037): a module and the clusters it starts stay
+# on one worker; each worker that needs the suite's cluster starts its own (ports + 300 per
+# worker). --durations: the slowest 15 tests at the end of the run (where the time goes).
+WORKERS ?= 3
 integration: setup
-	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration --durations=15 tests
+	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration -n $(WORKERS) \
+	  --dist loadgroup --durations=15 tests
 
 test: lint java-test unit integration
 

@@ -1,4 +1,6 @@
-"""Shared pytest set-up: integration tests are marked by their folder."""
+"""Shared pytest set-up: integration tests are marked by their folder, and grouped for
+pytest-xdist by the cluster they need (``make integration`` runs them on several workers
+with ``--dist loadgroup``; decision 0037)."""
 
 from __future__ import annotations
 
@@ -6,10 +8,42 @@ from pathlib import Path
 
 import pytest
 
-_INTEGRATION = Path(__file__).parent / "integration"
+_TESTS = Path(__file__).parent
+_INTEGRATION = _TESTS / "integration"
+_FAULTS = _TESTS / "faults"
+
+# The modules that take longest (minutes: a schedule waits for real minute boundaries, the
+# fault scenarios restart whole clusters), so the workers start them first and the short
+# modules fill in around them. Order only: a module missing here just runs later.
+LONGEST_FIRST = [
+    "tests/faults",
+    "tests/integration/test_multihost.py",
+    "tests/integration/test_triggers.py",
+    "tests/integration/test_apps_e2e.py",
+    "tests/integration/test_api_fuzz.py",
+    "tests/integration/test_placement.py",
+]
+
+
+def _group(path: Path) -> str:
+    """The xdist group of a test file: every module of ``tests/faults`` shares that
+    directory's cluster, so they are one group; any other module is a group of its own (its
+    module-scoped clusters and apps stay on one worker, which starts the suite's cluster
+    once for all the modules it runs)."""
+    relative = path.relative_to(_TESTS.parent)
+    return "tests/faults" if _FAULTS in path.parents else str(relative)
+
+
+def _rank(group: str) -> int:
+    return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if _INTEGRATION in Path(str(item.fspath)).parents:
+        path = Path(str(item.fspath))
+        if _INTEGRATION in path.parents:
             item.add_marker(pytest.mark.integration)
+        if _INTEGRATION in path.parents or _FAULTS in path.parents:
+            item.add_marker(pytest.mark.xdist_group(_group(path)))
+    # stable: within a rank, the collection order stays (xdist needs the same on every worker)
+    items.sort(key=lambda item: _rank(_group(Path(str(item.fspath)))))

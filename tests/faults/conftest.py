@@ -56,8 +56,9 @@ FANOUT = AppUnderLoad(
     20,
 )
 
-# Runs a scenario once with each app: the chain and the fan-out.
-EACH_APP = pytest.mark.parametrize("app", [RELAY, FANOUT], ids=lambda a: a.name)
+# Both apps under load at once, the chain and the fan-out: one fault (a cluster restart
+# takes a minute and more) tests both kinds of work in flight.
+BOTH_APPS = (RELAY, FANOUT)
 
 
 def _state_dir() -> Path:
@@ -132,44 +133,57 @@ def run_with_faults(
     name: str,
     faults: list[tuple[float, Callable[[], None]]],
     duration_s: float = 8,
-    min_accepted: int | None = None,
-    app: AppUnderLoad = RELAY,
-) -> tuple[Outcome, Load, list[float]]:
-    """About ``duration_s`` of asynchronous load of ``app`` through nginx; each fault runs at
-    its time (seconds after the start); then waits until every accepted execution ended,
-    prints the outcome and checks that nothing was lost and every output is right. Returns
-    the outcome, the load and when each fault started (epoch seconds)."""
-    load = Load(
-        cluster.gateway_url,
-        app.name,
-        [
-            cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
-            for h in HOSTS
-        ],
-        rate=app.rate,
-        sleep_s=app.sleep_s,
-        token=cluster.admin_token,
-    )
-    _accepting(load)
+    min_share: float = 1.0,
+    apps: tuple[AppUnderLoad, ...] = (RELAY,),
+) -> tuple[list[Outcome], list[Load], list[float]]:
+    """About ``duration_s`` of asynchronous load of each of ``apps`` (at once, one caller
+    each) through nginx; each fault runs at its time (seconds after the start); then waits
+    until every accepted execution ended, prints each app's outcome and checks that nothing
+    was lost, every output is right and each app got at least ``min_share`` of its
+    ``min_accepted`` calls accepted. Returns the outcomes and loads (in the order of
+    ``apps``) and when each fault started (epoch seconds)."""
+    loads = [
+        Load(
+            cluster.gateway_url,
+            app.name,
+            [
+                cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
+                for h in HOSTS
+            ],
+            rate=app.rate,
+            sleep_s=app.sleep_s,
+            token=cluster.admin_token,
+        )
+        for app in apps
+    ]
+    for load in loads:
+        _accepting(load)
     started = time.monotonic()
-    load.start()
+    for load in loads:
+        load.start()
     fault_times: list[float] = []
     for at, fault in faults:
         time.sleep(max(0.0, at - (time.monotonic() - started)))
         fault_times.append(time.time())
         fault()
     time.sleep(max(0.0, duration_s - (time.monotonic() - started)))
-    load.stop()
-    outcome = await_all(cluster.gateway_url, load, app.expected, fault_times[0])
-    print(
-        outcome.report(name, fault_times[0]),
-        f"refused {len(load.refused)}, busy (429, retried later) {load.busy}",
-    )
-    floor = app.min_accepted if min_accepted is None else min_accepted
-    assert outcome.accepted >= floor, f"too little load: {load.refused[:5]}"
-    assert not outcome.lost, f"{len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
-    assert not outcome.wrong, outcome.wrong[:3]
-    return outcome, load, fault_times
+    for load in loads:
+        load.stop()
+    outcomes = [
+        await_all(cluster.gateway_url, load, app.expected, fault_times[0])
+        for app, load in zip(apps, loads, strict=True)
+    ]
+    for app, load, outcome in zip(apps, loads, outcomes, strict=True):
+        print(
+            outcome.report(f"{app.name}: {name}", fault_times[0]),
+            f"refused {len(load.refused)}, busy (429, retried later) {load.busy}",
+        )
+    for app, load, outcome in zip(apps, loads, outcomes, strict=True):
+        floor = int(app.min_accepted * min_share)
+        assert outcome.accepted >= floor, f"{app.name}: too little load: {load.refused[:5]}"
+        assert not outcome.lost, f"{app.name}: {len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
+        assert not outcome.wrong, (app.name, outcome.wrong[:3])
+    return outcomes, loads, fault_times
 
 
 def _accepting(load: Load, in_a_row: int = 4, timeout_s: float = 90) -> None:

@@ -1,5 +1,5 @@
 """A host that dies loses nothing (issue 10, decisions 0011 and 0015): under a steady load of
-asynchronous executions of a three-grain chain, or of a workflow with a Parallel and a Map,
+asynchronous executions of a three-grain chain and of a workflow with a Parallel and a Map,
 `kill -9` every process of one host (its agent, its Redis, its sandboxes) at a random moment;
 every accepted execution must end with its correct output. Reports accepted / completed /
 lost / duplicated grain runs and the time from the kill to the last result of an execution
@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.faults.conftest import (
-    EACH_APP,
+    BOTH_APPS,
     HOSTS,
     ROUNDS,
-    AppUnderLoad,
     await_everywhere,
     run_with_faults,
 )
@@ -41,18 +40,17 @@ def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], None]:
 
 
 @pytest.mark.timeout(300 * ROUNDS)
-@EACH_APP
 def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
+    cluster: MultiHostCluster, tmp_path: Path
 ) -> None:
     for n in range(ROUNDS):
         victim = random.choice(HOSTS)
         _, _, killed = run_with_faults(
             cluster,
             tmp_path,
-            f"{app.name}: {victim} killed (round {n + 1})",
+            f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 5), _kill(cluster, victim))],
-            app=app,
+            apps=BOTH_APPS,
         )
         print(recovery_timeline(_agent_logs(cluster), killed[0]))
         cluster.up()
@@ -60,9 +58,8 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
 
 
 @pytest.mark.timeout(300 * ROUNDS)
-@EACH_APP
 def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path, app: AppUnderLoad
+    cluster: MultiHostCluster, tmp_path: Path
 ) -> None:
     """One host dies; about when the survivors have taken its partitions over (2-3 s later:
     the group's session timeout) or a little later, a second one dies too: the last host
@@ -73,9 +70,9 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
         _, _, killed = run_with_faults(
             cluster,
             tmp_path,
-            f"{app.name}: {first} killed, then {second} while recovering (round {n + 1})",
+            f"{first} killed, then {second} while recovering (round {n + 1})",
             [(at, _kill(cluster, first)), (at + random.uniform(3, 4.5), _kill(cluster, second))],
-            app=app,
+            apps=BOTH_APPS,
         )
         print(recovery_timeline(_agent_logs(cluster), killed[0]))
         cluster.up()

@@ -4,9 +4,12 @@ and host agent, started once per session in a private state dir on private ports
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +44,24 @@ def shifted(ports: dict[str, dict[str, Any]], offset: int) -> dict[str, dict[str
     }
 
 
-TEST_PORTS = shifted(_TEST_PORTS, PORT_OFFSET)
+# Under pytest-xdist (`make integration`: several workers, decision 0037) each worker that
+# runs a module needing the suite's cluster starts one of its own: gw0 on the ports above,
+# gw1 on them + 300, and so on, in its own state dir. The other clusters (multihost, faults,
+# placement...) need no shift: each is used by one module or directory, which xdist keeps on
+# one worker (tests/conftest.py groups them).
+WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+WORKER_OFFSET = 300 * WORKER
+TEST_PORTS = shifted(_TEST_PORTS, PORT_OFFSET + WORKER_OFFSET)
 # The host agents export the spans of traced executions here; tests/integration/
 # test_observability.py listens on it (an OTLP/HTTP receiver of its own) while it runs.
-OTLP_PORT = 24318 + PORT_OFFSET
+OTLP_PORT = 24318 + PORT_OFFSET + WORKER_OFFSET
 TEST_PORTS["tracing"] = {"otlp_endpoint": f"http://127.0.0.1:{OTLP_PORT}/v1/traces"}
 
 
 def test_state_dir() -> Path:
     default = Path(__file__).resolve().parents[2] / "build" / "test-state"
-    return Path(os.environ.get("SAND_TEST_STATE", default))
+    base = Path(os.environ.get("SAND_TEST_STATE", default))
+    return base if WORKER == 0 else base.with_name(f"{base.name}-gw{WORKER}")
 
 
 # Every state dir a cluster of this session used (make_config, multihost_config): none may
@@ -123,12 +134,56 @@ def cluster_config() -> ClusterConfig:
     return make_config(test_state_dir())
 
 
+@contextmanager
+def one_start_at_a_time() -> Iterator[None]:
+    """Held while a test cluster starts (or restarts whole): under pytest-xdist several
+    workers start clusters, and three Cassandras and Kafkas starting at once on two cores
+    take longer than their start-up limits (an agent gives up on Cassandra after 60 s).
+    One at a time, each is up in well under a minute and its worker gets going; a flock,
+    so a worker that dies lets go of it."""
+    path = Path(__file__).resolve().parents[2] / "build" / ".test-cluster-start.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def clear_state(state_dir: Path) -> None:
+    """Empties the state dir of a test cluster that is not running, but for Docker's image
+    store (``data/docker``, the base image takes a while to build): each session starts from
+    no topics, tables or jar copies, as on a fresh clone. A dir that is left as it was
+    otherwise piles up the topics of every earlier run, and Kafka takes minutes to load them
+    (971 partitions: over 120 s). One that still has processes is left alone (the
+    supervisor reports them)."""
+    if not state_dir.is_dir() or processes_left({state_dir}):
+        return
+    keep = {state_dir / "data" / "docker", *state_dir.glob("hosts/*/data/docker")}
+    _remove_all_but(state_dir, keep)
+
+
+def _remove_all_but(directory: Path, keep: set[Path]) -> None:
+    for child in directory.iterdir():
+        if child in keep:
+            continue
+        if any(child in k.parents for k in keep):
+            _remove_all_but(child, keep)
+        elif child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+
+
 @pytest.fixture(scope="session")
 def cluster(cluster_config: ClusterConfig) -> Iterator[Supervisor]:
     """A running, all-healthy cluster for the whole session, with its admin token
     (``sand.cluster.bootstrap.admin_token(cluster_config)``); stopped at the end."""
+    clear_state(cluster_config.state_dir)
     supervisor = Supervisor(cluster_config, after_ready={"dockerd": lambda: _image(cluster_config)})
-    supervisor.up()
+    with one_start_at_a_time():
+        supervisor.up()
     ensure_admin_token(cluster_config)  # as `sand up` does
     yield supervisor
     supervisor.down()

@@ -35,7 +35,13 @@ from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Started, Supervisor
 from sand.credentials import INTERNAL_HEADER
 
-from tests.integration.conftest import PORT_OFFSET, USED_STATE_DIRS, shifted
+from tests.integration.conftest import (
+    PORT_OFFSET,
+    USED_STATE_DIRS,
+    clear_state,
+    one_start_at_a_time,
+    shifted,
+)
 
 MULTIHOST_PORTS: dict[str, dict[str, Any]] = {
     "kafka": {"port": 24092, "controller_port": 24093},
@@ -99,8 +105,10 @@ class MultiHostCluster:
         return self.status().host(host_id).to_json()["services"]["host-agent"]["url"]
 
     def up(self) -> list[Started]:
-        """Start whatever is not running (all, or a killed host's Redis and agent)."""
-        return self.supervisor.up()
+        """Start whatever is not running (all, or a killed host's Redis and agent); one
+        cluster of the suite starts at a time."""
+        with one_start_at_a_time():
+            return self.supervisor.up()
 
     def down(self) -> list[str]:
         """Stop everything, remove the namespaces and the bridge."""
@@ -121,6 +129,7 @@ def multihost_cluster(
 ) -> Iterator[MultiHostCluster]:
     """A running, all-healthy cluster of ``hosts`` hosts; stopped (network removed) on exit,
     even when the body fails. Arguments as for ``multihost_config``."""
+    clear_state(state_dir)
     cluster = MultiHostCluster(multihost_config(state_dir, hosts, port_offset, **overrides))
     try:
         cluster.up()

@@ -11,7 +11,12 @@ import pytest
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
-from tests.integration.conftest import config_file_of, make_config, our_processes
+from tests.integration.conftest import (
+    config_file_of,
+    make_config,
+    one_start_at_a_time,
+    our_processes,
+)
 
 EXPECTED = {
     "redis",
@@ -143,7 +148,8 @@ def test_down_leavesNoProcess_thenUpAgainIsHealthy(
     cluster.down()
     assert our_processes(cluster_config) == []
     assert all(s.pid is None for s in cluster.status())
-    cluster.up()
+    with one_start_at_a_time():
+        cluster.up()
     assert all(s.healthy for s in cluster.status())
 
 

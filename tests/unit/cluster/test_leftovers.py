@@ -69,3 +69,19 @@ def test_processesOf_namedByCommandLine_withDescendants_neverItself(tmp_path: Pa
         for process in leftovers.processes_of(state, [state]):
             process.kill()
         parent.wait()
+
+
+def test_namesDir_isTheWholePath_notThePrefixOfAnother() -> None:
+    """Two clusters whose state dirs share a prefix (the suite's workers: test-state and
+    test-state-gw1) each claim only their own processes."""
+    names = leftovers.names_dir(Path("/x/test-state"))
+    for argument in (
+        "/x/test-state",
+        "/x/test-state/conf/kafka.properties",
+        "-Dcassandra.config=file:///x/test-state/conf/cassandra.yaml",
+        "/x/test-state/conf/cassandra:/opt/lib/*",
+        "--dir=/x/test-state,other",
+    ):
+        assert names(argument), argument
+    for argument in ("/x/test-state-gw1/conf/kafka", "/x/test-states", "/x/test-state.1"):
+        assert not names(argument), argument

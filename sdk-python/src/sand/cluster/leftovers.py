@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import psutil
@@ -70,12 +71,21 @@ def cgroup_pids(parents: Iterable[Path]) -> set[int]:
     return pids
 
 
+def names_dir(state_dir: Path) -> Callable[[str], bool]:
+    """Whether a command-line argument names ``state_dir`` or a path below it: the dir as a
+    whole path, not as the prefix of another one (``/x/test-state`` must not claim the
+    processes of ``/x/test-state-gw1``, a cluster of its own beside it)."""
+    pattern = re.compile(re.escape(str(state_dir)) + r"(?![\w.-])")
+    return lambda argument: pattern.search(argument) is not None
+
+
 def processes_of(
     state_dir: Path, host_state_dirs: Iterable[Path], *, by_cwd: bool = False
 ) -> list[psutil.Process]:
     """Every live process of ``state_dir`` (see the module's rules), never this process
     nor one of its ancestors. ``host_state_dirs`` are its hosts' own dirs (their cgroups)."""
     marker = str(state_dir)
+    names = names_dir(state_dir)
     spared = {os.getpid(), *(p.pid for p in psutil.Process().parents())}
     in_cgroups = cgroup_pids(sandbox_cgroups(host_state_dirs))
     found: dict[int, psutil.Process] = {}
@@ -83,7 +93,7 @@ def processes_of(
         info = process.info
         if process.pid in spared or info["status"] == psutil.STATUS_ZOMBIE:
             continue
-        named = any(marker in part for part in info.get("cmdline") or [])
+        named = any(names(part) for part in info.get("cmdline") or [])
         cwd = info.get("cwd") or ""
         inside = by_cwd and (cwd == marker or cwd.startswith(marker + "/"))
         if named or inside or process.pid in in_cgroups:
