@@ -3,6 +3,7 @@ package dev.sand.frontend;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Caller;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,7 +40,7 @@ final class AgentProxy {
   static final long MAX_BODY_BYTES = 64L * 1024 * 1024;
 
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(2);
-  private static final String PRINCIPAL_PATH = "/internal/principal";
+  private static final String PRINCIPAL_PATH = InternalApi.PRINCIPAL;
 
   /** Until the agent's status line and headers; the streamed body afterwards has no limit. */
   private static final Duration HEADERS_TIMEOUT = Duration.ofMinutes(2);

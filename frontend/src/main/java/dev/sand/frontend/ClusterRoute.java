@@ -2,6 +2,7 @@ package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Caller;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -24,7 +25,7 @@ import org.eclipse.jetty.util.Callback;
  * lookup timeout (5 s).
  */
 final class ClusterRoute {
-  static final String AGENT_PATH = "/internal/sandboxes";
+  static final String AGENT_PATH = InternalApi.SANDBOXES;
 
   private final HostLinks hosts;
 

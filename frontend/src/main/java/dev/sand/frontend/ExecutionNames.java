@@ -7,6 +7,7 @@ import dev.sand.contracts.Caller;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -36,7 +37,7 @@ final class ExecutionNames {
   /** The response header that marks the answer of a start that found its execution running. */
   static final String EXISTING_HEADER = "X-Sand-Existing";
 
-  private static final String PATH = "/internal/executions/names";
+  private static final String PATH = InternalApi.EXECUTION_NAMES;
   private static final Pattern NAME = Pattern.compile(contractsConstants.NAME_EXECUTION);
 
   private final HostLinks hosts;

@@ -1,6 +1,7 @@
 package dev.sand.frontend;
 
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.InternalApi;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * before the change is answered. Thread-safe.
  */
 final class FrontendPeers {
-  static final String FLUSH_PATH = "/internal/auth/flush";
+  static final String FLUSH_PATH = InternalApi.AUTH_FLUSH;
   private static final Logger LOG = LoggerFactory.getLogger(FrontendPeers.class);
   private static final Duration TIMEOUT = Duration.ofSeconds(2);
 

@@ -6,6 +6,7 @@ import dev.sand.contracts.Caller;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.Tokens;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import java.io.IOException;
 import java.util.LinkedHashMap;
@@ -121,7 +122,7 @@ final class Routes extends Handler.Abstract {
     open("/", "GET HEAD", (v, c, req, res, cb) -> toTheGui(res, cb));
     open("/health", "GET HEAD", (v, c, req, res, cb) -> health(res, cb));
     open("/metrics", "GET", (v, c, req, res, cb) -> metricsRoute.handle(req, res, cb));
-    open("/internal/auth/flush", "POST", (v, c, req, res, cb) -> flush(req, res, cb));
+    open(InternalApi.AUTH_FLUSH, "POST", (v, c, req, res, cb) -> flush(req, res, cb));
     route("/v1/apps", "GET POST", forward);
     route("/v1/apps/{app}", "GET DELETE", forApp);
     route("/v1/apps/{app}/logs", "GET", forApp);

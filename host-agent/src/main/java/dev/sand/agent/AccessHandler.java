@@ -6,6 +6,7 @@ import dev.sand.contracts.Caller;
 import dev.sand.contracts.Names;
 import dev.sand.contracts.Tokens;
 import dev.sand.contracts.contractsConstants;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import dev.sand.store.StoreException;
 import dev.sand.store.TokenRecord;
@@ -47,7 +48,7 @@ import org.eclipse.jetty.util.Callback;
  * Blocking handler: each call is a few Cassandra requests.
  */
 final class AccessHandler extends Handler.Abstract {
-  static final String PRINCIPAL = "/internal/principal";
+  static final String PRINCIPAL = InternalApi.PRINCIPAL;
   private static final int MAX_BODY_BYTES = 16 * 1024;
   private static final int MAX_LABEL = 100;
   private static final int MAX_EXPIRY_DAYS = 3650;

@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sand.contracts.Names;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import dev.sand.store.NameClaim;
 import dev.sand.store.StoreException;
@@ -34,7 +35,7 @@ import org.eclipse.jetty.util.Callback;
  * <p>400 naming a bad field, 503 while Cassandra cannot answer. Blocking handler.
  */
 final class ExecutionNamesHandler extends Handler.Abstract {
-  static final String PATH = "/internal/executions/names";
+  static final String PATH = InternalApi.EXECUTION_NAMES;
   private static final Pattern SHA256 = Pattern.compile("[0-9a-f]{64}");
   private static final int MAX_BODY = 4096;
 

@@ -2,6 +2,7 @@ package dev.sand.agent;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.sand.agent.apps.Deployer;
+import dev.sand.service.InternalApi;
 import dev.sand.service.JsonHttp;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,7 +21,7 @@ import org.eclipse.jetty.util.Callback;
  * callers holding the agents' secret only. Blocking (asks the runtimes and Redis).
  */
 final class SandboxesHandler extends Handler.Abstract {
-  static final String PATH = "/internal/sandboxes";
+  static final String PATH = InternalApi.SANDBOXES;
 
   private final String hostId;
   private final Supplier<Deployer> deployer;
