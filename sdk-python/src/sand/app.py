@@ -50,12 +50,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sand import contracts
 from sand.placement import Placement
 from sand.triggers import Trigger
 
 APP_FILE = "app.yaml"
-# cgroup v2's cpu.weight range; the cluster's [sandbox] max_cpu_weight may allow less
-MAX_CPU_WEIGHT = 10_000
+# cgroup v2's cpu.weight range (contracts.thrift); the cluster's [sandbox] max_cpu_weight may
+# allow less
+MAX_CPU_WEIGHT = contracts.CONFIG_MAX_CPU_WEIGHT
 WORKFLOW_SUFFIXES = (".json", ".yaml", ".yml")
 DEFAULT_WORKFLOW = "main"
 # Where problems of a placement given at deploy (not in app.yaml) are said to be.

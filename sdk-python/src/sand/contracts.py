@@ -53,6 +53,14 @@ GROUP_TTL_S: Final[int] = _c.GROUP_TTL_S
 # on a grain instance's FINISHED copy: how many agent-queue records it pushed just before it
 HEADER_PRODUCED: Final[str] = _c.HEADER_PRODUCED
 
+# -- bounds of the cluster's configuration (the Java services check cluster.json against the same)
+CONFIG_MAX_QUEUED: Final[int] = _c.CONFIG_MAX_QUEUED
+CONFIG_MAX_RETRY_AFTER_S: Final[int] = _c.CONFIG_MAX_RETRY_AFTER_S
+CONFIG_MAX_RETENTION_DAYS: Final[int] = _c.CONFIG_MAX_RETENTION_DAYS
+CONFIG_MIN_CPU_WEIGHT: Final[int] = _c.CONFIG_MIN_CPU_WEIGHT
+CONFIG_MAX_CPU_WEIGHT: Final[int] = _c.CONFIG_MAX_CPU_WEIGHT
+CONFIG_MAX_PAYLOAD_KB: Final[int] = _c.CONFIG_MAX_PAYLOAD_KB
+
 # -- the global data layer (reached through the host agent) ------------------------------------
 GDATA_MAX_VALUE_BYTES: Final[int] = _c.GDATA_MAX_VALUE_BYTES
 GDATA_TIMEOUT_MS: Final[int] = _c.GDATA_TIMEOUT_MS

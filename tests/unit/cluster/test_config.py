@@ -95,6 +95,15 @@ def test_executionRetention_zero_namesKeyAndRule() -> None:
         load_config(env={}, overrides={"executions": {"retention_days": 0}})
 
 
+def test_maxPayload_beyondWhatTheFrontendsTake_isRefusedHere() -> None:
+    """The frontends refuse a cluster.json whose max_payload_kb is over their bound (one
+    constant in contracts.thrift); `sand` refuses it first, naming the key, instead of
+    starting frontends that exit."""
+    assert load_config(env={}, overrides={"frontend": {"max_payload_kb": 10240}})
+    with pytest.raises(ConfigError, match=r"frontend.max_payload_kb .* from 1 to 10240, got 10241"):
+        load_config(env={}, overrides={"frontend": {"max_payload_kb": 10241}})
+
+
 def test_sandboxLimits_defaultsEnvironmentAndClusterJson() -> None:
     """[sandbox] cpu_weight, memory_mb and their maxima (decision 0022): committed defaults,
     overridden by the environment, handed to the agents in cluster.json."""

@@ -153,6 +153,15 @@ const i32 GDATA_MAX_VALUE_BYTES = 1048576  // a stored (encoded) value, refused 
 const i32 GDATA_TIMEOUT_MS = 10000         // how long an instance waits for the agent's reply
 const i32 GDATA_REPLY_TTL_S = 60           // a reply nobody took (its grain gave up) expires
 
+// -- bounds of the cluster's configuration: `sand` checks them when it reads the config (the
+// `[section] key` named), the Java services again when they read cluster.json --
+const i32 CONFIG_MAX_QUEUED = 1000000        // admission.max_queued_per_app and _per_host
+const i32 CONFIG_MAX_RETRY_AFTER_S = 3600    // admission.retry_after_s
+const i32 CONFIG_MAX_RETENTION_DAYS = 3650   // executions.retention_days
+const i32 CONFIG_MIN_CPU_WEIGHT = 1          // sandbox.cpu_weight, max_cpu_weight and an app's
+const i32 CONFIG_MAX_CPU_WEIGHT = 10000      //   cpu_weight: cgroup v2's cpu.weight range
+const i32 CONFIG_MAX_PAYLOAD_KB = 10240      // frontend.max_payload_kb
+
 // -- identity (decision 0017): users, bearer tokens, the frontends' word to the host agents --
 const string NAME_USER = "[a-z][a-z0-9-]{0,31}"          // a user name
 const string TOKEN_PREFIX = "sand_"                      // a token: this, then 43 base64url characters (256 random bits)

@@ -20,11 +20,11 @@ from urllib.parse import urlsplit
 from sand import contracts
 from sand.cluster.topology import LOOPBACK, MAX_HOSTS, Bridge, HostPlan, bridge_for, plan_hosts
 
-# the longest retention of execution records (the Java side checks the same bound)
-MAX_RETENTION_DAYS = 3650
-# the largest admission bound and Retry-After (config/.../AdmissionConfig.java checks the same)
-MAX_QUEUED = 1_000_000
-MAX_RETRY_AFTER_S = 3600
+# bounds both languages check, from contracts.thrift
+MAX_RETENTION_DAYS = contracts.CONFIG_MAX_RETENTION_DAYS
+MAX_QUEUED = contracts.CONFIG_MAX_QUEUED
+MAX_RETRY_AFTER_S = contracts.CONFIG_MAX_RETRY_AFTER_S
+MAX_PAYLOAD_KB = contracts.CONFIG_MAX_PAYLOAD_KB
 
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
@@ -74,9 +74,9 @@ class Ports:
         return named
 
 
-# cgroup v2's cpu.weight range (the Java side checks the same bounds)
-MIN_CPU_WEIGHT = 1
-MAX_CPU_WEIGHT = 10_000
+# cgroup v2's cpu.weight range (contracts.thrift; the Java side checks the same bounds)
+MIN_CPU_WEIGHT = contracts.CONFIG_MIN_CPU_WEIGHT
+MAX_CPU_WEIGHT = contracts.CONFIG_MAX_CPU_WEIGHT
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,7 +377,7 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         docker_host=d["host"],
         base_image=d["base_image"],
         frontend_heap_mb=int(_positive("frontend.heap_mb", f["heap_mb"])),
-        max_payload_kb=int(_positive("frontend.max_payload_kb", f["max_payload_kb"])),
+        max_payload_kb=_whole("frontend.max_payload_kb", f["max_payload_kb"], 1, MAX_PAYLOAD_KB),
         host_agent_heap_mb=int(_positive("host_agent.heap_mb", h["heap_mb"])),
         sandbox_backend=sb["backend"],
         sandbox_cpus=_positive("sandbox.cpus", sb["cpus"]),

@@ -1,5 +1,7 @@
 package dev.sand.config;
 
+import dev.sand.contracts.contractsConstants;
+
 /**
  * How much work a host takes before it refuses more ({@code admission}; decision 0023): the events
  * queued on its local bus and not yet taken by a grain instance, per application and in total.
@@ -19,10 +21,10 @@ package dev.sand.config;
 public record AdmissionConfig(
     int maxQueuedPerApp, int maxQueuedPerHost, int retryAfterS, boolean adaptive) {
   /** The largest bound accepted: beyond it a queue is a backlog of minutes, not a buffer. */
-  public static final int MAX_QUEUED = 1_000_000;
+  public static final int MAX_QUEUED = contractsConstants.CONFIG_MAX_QUEUED;
 
   /** The longest {@code Retry-After} accepted: an hour. */
-  public static final int MAX_RETRY_AFTER_S = 3600;
+  public static final int MAX_RETRY_AFTER_S = contractsConstants.CONFIG_MAX_RETRY_AFTER_S;
 
   /** What a config without the section gets: the committed defaults of {@code defaults.toml}. */
   public static final AdmissionConfig DEFAULT = new AdmissionConfig(32, 128, 1, false);

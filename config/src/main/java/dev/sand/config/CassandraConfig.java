@@ -1,5 +1,6 @@
 package dev.sand.config;
 
+import dev.sand.contracts.contractsConstants;
 import java.util.regex.Pattern;
 
 /**
@@ -17,7 +18,7 @@ public record CassandraConfig(
   public static final int DEFAULT_RETENTION_DAYS = 30;
 
   /** The longest retention accepted: ten years (Cassandra's TTL limit is about 20). */
-  public static final int MAX_RETENTION_DAYS = 3650;
+  public static final int MAX_RETENTION_DAYS = contractsConstants.CONFIG_MAX_RETENTION_DAYS;
 
   // unquoted CQL identifiers fold to lower case; allowing only these avoids quoting everywhere
   private static final Pattern KEYSPACE = Pattern.compile("[a-z][a-z0-9_]{0,47}");

@@ -1,5 +1,6 @@
 package dev.sand.config;
 
+import dev.sand.contracts.contractsConstants;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
@@ -15,7 +16,7 @@ import java.util.List;
  */
 public record FrontendConfig(List<Integer> ports, int maxPayloadKb, Path uiDir) {
   /** Larger payloads belong in the data layer, not in an event. */
-  public static final int MAX_PAYLOAD_KB_LIMIT = 10 * 1024;
+  public static final int MAX_PAYLOAD_KB_LIMIT = contractsConstants.CONFIG_MAX_PAYLOAD_KB;
 
   public FrontendConfig {
     if (ports == null || ports.isEmpty()) {

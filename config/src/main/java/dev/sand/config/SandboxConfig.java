@@ -1,5 +1,6 @@
 package dev.sand.config;
 
+import dev.sand.contracts.contractsConstants;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -48,10 +49,10 @@ public record SandboxConfig(
    */
   public record Limits(
       int cpuWeight, int maxCpuWeight, int memoryMb, int maxMemoryMb, int maxSandboxMemoryMb) {
-    /** Lowest and highest CPU weight (cgroup v2's {@code cpu.weight}). */
-    public static final int MIN_WEIGHT = 1;
+    /** Lowest and highest CPU weight (cgroup v2's {@code cpu.weight}; contracts.thrift). */
+    public static final int MIN_WEIGHT = contractsConstants.CONFIG_MIN_CPU_WEIGHT;
 
-    public static final int MAX_WEIGHT = 10_000;
+    public static final int MAX_WEIGHT = contractsConstants.CONFIG_MAX_CPU_WEIGHT;
 
     /** The limits of config files that predate them (the committed defaults). */
     public static final Limits DEFAULT = new Limits(100, 100, 512, 4096, 8192);
