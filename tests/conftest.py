@@ -38,6 +38,9 @@ def _rank(group: str) -> int:
     return LONGEST_FIRST.index(group) if group in LONGEST_FIRST else len(LONGEST_FIRST)
 
 
+# tryfirst: xdist's own hook turns the xdist_group marks into the groups it schedules by, and
+# runs before a conftest's hook otherwise (this file is loaded before xdist registers it)
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.fspath))
