@@ -34,13 +34,17 @@ unit: setup
 	$(VENV)/bin/pytest -q -m "not integration and not faults" tests
 	cd frontend/ui && npm test --silent
 
-# On WORKERS pytest-xdist workers (decision 0037): a module and the clusters it starts stay
-# on one worker; each worker that needs the suite's cluster starts its own (ports + 300 per
-# worker). --durations: the slowest 15 tests at the end of the run (where the time goes).
+# Two phases (decision 0037). First on WORKERS pytest-xdist workers: a module and the clusters
+# it starts stay on one worker; each worker that needs the suite's cluster starts its own
+# (ports + 300 per worker). Then, with the machine to itself, what measures under load: the
+# fault scenarios (clusters restarted under load) and the `quiet` tests (CPU shares, latency
+# ratios). --durations: each phase ends with its 15 slowest tests (where the time goes).
 WORKERS ?= 3
 integration: setup
-	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m integration -n $(WORKERS) \
-	  --dist loadgroup --durations=15 tests
+	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and not faults and not quiet" \
+	  -n $(WORKERS) --dist loadgroup --durations=15 tests
+	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and (faults or quiet)" \
+	  --durations=15 tests
 
 test: lint java-test unit integration
 

@@ -8,6 +8,7 @@ import fcntl
 import json
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,6 +65,10 @@ def test_state_dir() -> Path:
     return base if WORKER == 0 else base.with_name(f"{base.name}-gw{WORKER}")
 
 
+# How long a test cluster's service may take to become ready: more than `sand up`'s 120 s, as
+# one starts while other workers load the machine (make integration's parallel phase)
+READY_TIMEOUT_S = 300
+
 # Every state dir a cluster of this session used (make_config, multihost_config): none may
 # keep a process once the session is over (decision 0021; checked by no_leftovers below).
 USED_STATE_DIRS: set[Path] = set()
@@ -72,6 +77,7 @@ USED_STATE_DIRS: set[Path] = set()
 def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig:
     overrides: dict[str, dict[str, object]] = {k: dict(v) for k, v in TEST_PORTS.items()}
     overrides.setdefault("cluster", {})["state_dir"] = str(state_dir)
+    overrides["cluster"].setdefault("ready_timeout_s", READY_TIMEOUT_S)
     for section, values in sections.items():
         overrides.setdefault(section, {}).update(values)
     config = load_config(env={}, overrides=overrides)
@@ -82,7 +88,8 @@ def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig
 def config_file_of(config: ClusterConfig) -> Path:
     """A TOML file that ``sand --config`` reads as ``config`` (one made by ``make_config``
     without sections of its own): the suite's ports and state dir, beside the state dir."""
-    sections = {**TEST_PORTS, "cluster": {"state_dir": str(config.state_dir)}}
+    cluster = {"state_dir": str(config.state_dir), "ready_timeout_s": config.ready_timeout_s}
+    sections = {**TEST_PORTS, "cluster": cluster}
     lines = []
     for section, values in sections.items():
         lines.append(f"[{section}]")
@@ -161,7 +168,21 @@ def clear_state(state_dir: Path) -> None:
     if not state_dir.is_dir() or processes_left({state_dir}):
         return
     keep = {state_dir / "data" / "docker", *state_dir.glob("hosts/*/data/docker")}
+    # a cluster killed rather than stopped (a session interrupted) can leave dockerd's network
+    # namespaces mounted in its exec root: "busy" to rmtree until unmounted
+    for mount in _mounts_below(state_dir):
+        if not any(k == mount or k in mount.parents for k in keep):
+            subprocess.run(["umount", "-l", str(mount)], check=False, capture_output=True)
     _remove_all_but(state_dir, keep)
+
+
+def _mounts_below(directory: Path) -> list[Path]:
+    """The mount points inside ``directory``, deepest first."""
+    points = [
+        Path(line.split()[1].replace("\\040", " "))
+        for line in Path("/proc/mounts").read_text().splitlines()
+    ]
+    return sorted((p for p in points if directory in p.parents), key=lambda p: -len(p.parts))
 
 
 def _remove_all_but(directory: Path, keep: set[Path]) -> None:

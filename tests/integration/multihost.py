@@ -37,6 +37,7 @@ from sand.credentials import INTERNAL_HEADER
 
 from tests.integration.conftest import (
     PORT_OFFSET,
+    READY_TIMEOUT_S,
     USED_STATE_DIRS,
     clear_state,
     one_start_at_a_time,
@@ -63,6 +64,7 @@ def multihost_config(
     for section, values in {**FAST, **sections}.items():
         overrides.setdefault(section, {}).update(values)
     overrides.setdefault("cluster", {}).update(state_dir=str(state_dir), hosts=hosts)
+    overrides["cluster"].setdefault("ready_timeout_s", READY_TIMEOUT_S)
     config = load_config(env={}, overrides=overrides)
     USED_STATE_DIRS.add(config.state_dir)
     return config
@@ -148,6 +150,7 @@ def write_config_file(config: ClusterConfig) -> Path:
             "state_dir": str(config.state_dir),
             "hosts": config.host_count,
             "subnet": config.subnet,
+            "ready_timeout_s": config.ready_timeout_s,
         },
         "sandbox": {"backend": config.sandbox_backend},
         "docker": {"mode": config.docker_mode, "host": config.docker_host},

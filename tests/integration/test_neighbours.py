@@ -35,7 +35,9 @@ from sand.cluster.supervisor import Supervisor
 
 from tests.integration.tenants import renamed_app
 
-pytestmark = pytest.mark.integration
+# quiet: the hogs' CPU share and the latency ratio mean nothing while other tests load the
+# machine (make integration runs it after the parallel phase)
+pytestmark = [pytest.mark.integration, pytest.mark.quiet]
 
 SPINNER = Path(__file__).resolve().parent / "apps" / "spinner"
 BACKENDS = ("process", "docker")
