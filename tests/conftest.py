@@ -22,6 +22,8 @@ LONGEST_FIRST = [
     "tests/integration/test_apps_e2e.py",
     "tests/integration/test_api_fuzz.py",
     "tests/integration/test_placement.py",
+    "tests/integration/test_global_data_multihost.py",
+    "tests/integration/test_clean_install.py",
 ]
 
 

@@ -163,6 +163,39 @@ def test_up_serviceExits_reportsStatusAndLogTail(tmp_path: Path) -> None:
         Supervisor(config, [dying]).up()
 
 
+@pytest.mark.timeout(30)
+def test_up_serviceThatGaveUpOnADependency_isStartedAgain_untilReady(tmp_path: Path) -> None:
+    """A service whose log says it gave up on a dependency (the host agent on a Cassandra
+    still starting) is started again while its ready_timeout_s lasts; one that dies of
+    anything else is reported at once, as before."""
+    config = _config(tmp_path, ready_timeout_s=10)
+    tries = tmp_path / "tries"
+    code = (
+        "import pathlib, sys, time; p = pathlib.Path(sys.argv[1]); "
+        "n = int(p.read_text()) + 1 if p.exists() else 1; p.write_text(str(n)); "
+        "print('cassandra still unreachable after 60000 ms', flush=True) if n < 3 else None; "
+        "sys.exit(1) if n < 3 else (print('READY', flush=True), time.sleep(60))"
+    )
+    spec = dataclasses.replace(
+        _spec(config, "agent", code, ready_marker="READY", retry_marker="still unreachable"),
+        argv=(sys.executable, "-c", code, str(tries)),
+    )
+    sup = Supervisor(config, [spec])
+    [started] = sup.up()
+    assert tries.read_text() == "3", "started three times: two gave up, the third is up"
+    assert psutil.pid_exists(started.pid)
+    assert sup.down() == ["agent"]
+    dying = _spec(
+        config,
+        "dying",
+        "import sys; print('bad config'); sys.exit(1)",
+        health=lambda: "not yet",
+        retry_marker="still unreachable",
+    )
+    with pytest.raises(StartError, match=r"dying: exited with status 1"):
+        Supervisor(config, [dying]).up()
+
+
 def test_up_missingBinary_listsItWithTheFix(tmp_path: Path) -> None:
     """A missing prerequisite is named with the command that installs it, before anything starts."""
     config = _config(tmp_path)

@@ -51,6 +51,10 @@ class ServiceSpec:
     ports: tuple[int, ...] = ()
     # A line the service prints once ready; None = ready as soon as `health` passes.
     ready_marker: str | None = None
+    # a line of its log that says it gave up waiting for a dependency still starting beside it
+    # (the host agent waits 60 s for Cassandra): `sand up` starts it again while its own
+    # ready_timeout_s lasts, instead of failing on a machine slow to start the dependency
+    retry_marker: str | None = None
     needs: tuple[str, ...] = ()  # names of binaries or files that must exist
     prepare: Callable[[], None] | None = field(default=None, compare=False)
     env: tuple[tuple[str, str], ...] = ()
@@ -531,6 +535,7 @@ def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         ports=(port,) if plan.netns is None else (),
         needs=("java", str(jar)) if plan.netns is None else ("java", str(jar), "nsenter"),
         prepare=prepare,
+        retry_marker="still unreachable after",  # DependencyMonitor's start-up failure
         host_id=plan.id,
         pids_dir=plan.pids_dir,
         env=JAVA_ENV,

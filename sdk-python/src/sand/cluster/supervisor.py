@@ -226,11 +226,16 @@ class Supervisor:
     ) -> Started:
         while not self._abort.is_set():
             code = process.poll()
+            elapsed = self._clock() - started_at
+            if code is not None and self._may_retry(spec, offset, elapsed):
+                self._report(f"{spec.name} gave up on a dependency still starting; again")
+                offset = _size(spec.log)
+                process = self._spawn(spec)
+                continue
             if code is not None:
                 raise StartError(
                     spec.name, f"exited with status {code} before it was ready", spec.log
                 )
-            elapsed = self._clock() - started_at
             if _is_ready(spec, offset):
                 hook = self._after_ready.get(spec.name)
                 if hook is not None:
@@ -246,6 +251,15 @@ class Supervisor:
                 )
             time.sleep(_POLL_S)
         raise StartError(spec.name, "start-up abandoned because another service failed", spec.log)
+
+    def _may_retry(self, spec: ServiceSpec, offset: int, elapsed: float) -> bool:
+        """Whether ``spec``, which exited, only gave up on a dependency that is still starting
+        (its log says so since ``offset``) with time left to start it again."""
+        return (
+            spec.retry_marker is not None
+            and elapsed < self._config.ready_timeout_s
+            and _log_has(spec.log, spec.retry_marker, offset)
+        )
 
     def _check_ports(self, specs: Iterable[ServiceSpec]) -> None:
         for spec in specs:
