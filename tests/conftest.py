@@ -4,6 +4,7 @@ with ``--dist loadgroup``; decision 0037)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(_group(path)))
     # stable: within a rank, the collection order stays (xdist needs the same on every worker)
     items.sort(key=lambda item: _rank(_group(Path(str(item.fspath)))))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leftovers() -> Iterator[None]:
+    """After the session: no process of any state dir a cluster of it used is left (decision
+    0021), grain workers and instances of killed hosts included. Here, at the root, so it is
+    set up before and torn down after every cluster fixture of every directory (one per
+    directory would check while another directory's cluster is still up)."""
+    yield
+    from tests.integration.conftest import USED_STATE_DIRS, assert_no_leftovers
+
+    assert_no_leftovers(USED_STATE_DIRS)

@@ -18,7 +18,6 @@ import requests
 from sand.client import SandClient
 
 from tests.faults.load import Load, Outcome, await_all
-from tests.integration.conftest import USED_STATE_DIRS, assert_no_leftovers
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
 APPS = Path(__file__).parent / "apps"
@@ -101,14 +100,6 @@ def await_everywhere(
             return
         time.sleep(1)
     raise AssertionError(f"not running after {timeout_s} s (host, app): {missing}")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def no_leftovers() -> Iterator[None]:
-    """After the session (set up first, so torn down after the cluster): no process of the
-    state dirs it used is left, grain workers and instances of killed hosts included."""
-    yield
-    assert_no_leftovers(USED_STATE_DIRS)
 
 
 @pytest.fixture(scope="session")

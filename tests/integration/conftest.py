@@ -70,7 +70,7 @@ def test_state_dir() -> Path:
 READY_TIMEOUT_S = 300
 
 # Every state dir a cluster of this session used (make_config, multihost_config): none may
-# keep a process once the session is over (decision 0021; checked by no_leftovers below).
+# keep a process once the session is over (decision 0021; the no_leftovers of tests/conftest.py).
 USED_STATE_DIRS: set[Path] = set()
 
 
@@ -126,14 +126,6 @@ def assert_no_leftovers(state_dirs: set[Path]) -> None:
         f"({', '.join(map(str, sorted(state_dirs)))}) outlived the session:\n  "
         + "\n  ".join(leftovers.describe(left))
     )
-
-
-@pytest.fixture(scope="session", autouse=True)
-def no_leftovers() -> Iterator[None]:
-    """After the session (set up first, so torn down after every cluster fixture): no
-    process of any state dir it used is left, grain workers and instances included."""
-    yield
-    assert_no_leftovers(USED_STATE_DIRS)
 
 
 @pytest.fixture(scope="session")
