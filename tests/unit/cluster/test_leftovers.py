@@ -83,5 +83,10 @@ def test_namesDir_isTheWholePath_notThePrefixOfAnother() -> None:
         "--dir=/x/test-state,other",
     ):
         assert names(argument), argument
-    for argument in ("/x/test-state-gw1/conf/kafka", "/x/test-states", "/x/test-state.1"):
+    for argument in (
+        "/x/test-state-gw1/conf/kafka",
+        "/x/test-states",
+        "/x/test-state.1",
+        "/a/x/test-state/conf/kafka",
+    ):
         assert not names(argument), argument

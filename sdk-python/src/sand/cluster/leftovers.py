@@ -74,8 +74,9 @@ def cgroup_pids(parents: Iterable[Path]) -> set[int]:
 def names_dir(state_dir: Path) -> Callable[[str], bool]:
     """Whether a command-line argument names ``state_dir`` or a path below it: the dir as a
     whole path, not as the prefix of another one (``/x/test-state`` must not claim the
-    processes of ``/x/test-state-gw1``, a cluster of its own beside it)."""
-    pattern = re.compile(re.escape(str(state_dir)) + r"(?![\w.-])")
+    processes of ``/x/test-state-gw1``, a cluster of its own beside it, nor those of
+    ``/a/x/test-state``)."""
+    pattern = re.compile(r"(?<![\w.-])" + re.escape(str(state_dir)) + r"(?![\w.-])")
     return lambda argument: pattern.search(argument) is not None
 
 
