@@ -9,6 +9,7 @@ import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.contracts.ExecutionStatus;
+import dev.sand.contracts.HistoryTypes;
 import dev.sand.contracts.Keys;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Topics;
@@ -151,7 +152,7 @@ final class AbortWriter {
   private byte[] abortedEvent(ResultDocument doc, long now) {
     ArrayNode list = JsonHttp.MAPPER.createArrayNode();
     ObjectNode event = list.addObject();
-    event.put("type", "ExecutionAborted");
+    event.put("type", HistoryTypes.EXECUTION_ABORTED);
     event.put("at_ms", now);
     event.put("execution_id", doc.executionId());
     event.putNull("state");

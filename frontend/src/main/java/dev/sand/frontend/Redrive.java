@@ -2,6 +2,7 @@ package dev.sand.frontend;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sand.contracts.HistoryTypes;
 import dev.sand.service.JsonHttp;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -56,15 +57,15 @@ record Redrive(
     boolean redriveEntry = false;
     for (JsonNode event : events) {
       String type = event.path("type").asText();
-      if ("ExecutionStarted".equals(type)) {
+      if (HistoryTypes.EXECUTION_STARTED.equals(type)) {
         started = event;
         open = null;
         keptOf = null;
-      } else if ("ExecutionRedriven".equals(type)) {
+      } else if (HistoryTypes.EXECUTION_REDRIVEN.equals(type)) {
         count = Math.max(count, event.path("redrive_count").asInt(0));
         open = null;
         redriveEntry = true;
-      } else if (topLevel(event) && "StateEntered".equals(type)) {
+      } else if (topLevel(event) && HistoryTypes.STATE_ENTERED.equals(type)) {
         open = event;
         String state = event.path("state").asText();
         if (!(redriveEntry && state.equals(keptOf))) {
@@ -72,13 +73,13 @@ record Redrive(
           keptOf = state;
         }
         redriveEntry = false;
-      } else if ("BranchSucceeded".equals(type) && keptOf != null) {
+      } else if (HistoryTypes.BRANCH_SUCCEEDED.equals(type) && keptOf != null) {
         int slot = slotOf(event.path("path").asText(""), keptOf);
         if (slot >= 0 && !truncated(event.path("output"))) {
           kept.set(Integer.toString(slot), event.path("output"));
         }
       } else if (topLevel(event)
-          && "StateExited".equals(type)
+          && HistoryTypes.STATE_EXITED.equals(type)
           && open != null
           && open.path("state").asText().equals(event.path("state").asText())) {
         open = null;

@@ -7,6 +7,7 @@ import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.config.KafkaConfig;
 import dev.sand.contracts.ExecutionStatus;
+import dev.sand.contracts.HistoryTypes;
 import dev.sand.contracts.ResultDocument;
 import dev.sand.contracts.Topics;
 import dev.sand.store.ExecutionEnd;
@@ -182,8 +183,9 @@ public final class ExecutionRecorder implements AutoCloseable {
       long at = event.path("at_ms").asLong(message.getCreated_ms());
       entries.add(new HistoryEntry(id, at, batch, index++, event.toString()));
       String type = event.path("type").asText("");
-      if ("ExecutionStarted".equals(type) || "ExecutionRedriven".equals(type)) {
-        start(message, event, at, "ExecutionRedriven".equals(type)).ifPresent(starts::add);
+      boolean redriven = HistoryTypes.EXECUTION_REDRIVEN.equals(type);
+      if (redriven || HistoryTypes.EXECUTION_STARTED.equals(type)) {
+        start(message, event, at, redriven).ifPresent(starts::add);
       }
     }
     return Optional.of(new Recorded(entries, starts, List.of()));
