@@ -19,11 +19,11 @@ code could write anything there). Field names are contracts (``METRIC_*``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
 from sand import keys
+from sand.contracts import metric_error_label
 from sand.grain.result import GrainError, GrainResult
 from sand.localbus import LocalBus
 from sand_contracts import constants as _c
@@ -34,9 +34,6 @@ _BUCKET_FIELDS: tuple[str, ...] = (
     *(_c.METRIC_RUN_BUCKET + b for b in _c.METRIC_RUN_BUCKETS_S),
     _c.METRIC_RUN_BUCKET + "+Inf",
 )
-# what an error type may be as a field (the agent checks again): a grain names its errors
-_ERROR = re.compile(r"[A-Za-z0-9_.\-]{1,64}")
-OTHER_ERROR = "Other"
 
 Later = Callable[..., None]
 """``Outbox.later``: queue ``pipe.<command>(*args)`` on the pipeline of an event's outputs."""
@@ -51,9 +48,9 @@ def bucket_field(duration_s: float) -> str:
 
 
 def error_field(error: str | None) -> str:
-    """The counter field of a failure of type ``error`` (an odd name counts as ``Other``)."""
-    name = error or OTHER_ERROR
-    return _c.METRIC_FAILED + (name if _ERROR.fullmatch(name) else OTHER_ERROR)
+    """The counter field of a failure of type ``error`` (an odd name counts as ``Other``; the
+    agent applies the same rule again as it reads)."""
+    return _c.METRIC_FAILED + metric_error_label(error)
 
 
 class GrainMetrics:

@@ -2,11 +2,14 @@
 
 A traced invocation (``POST .../invoke?trace=1``) carries the header ``trace``: a JSON
 list of spans, one per event handled so far on the execution's path, and
-``t_frontend_in`` (epoch seconds) set by the frontend. Each instance appends its span
-— when the event was queued, taken, when the grain started and ended, when the
-outputs were pushed — and passes the list on with the events it produces; the final
-result document gets ``trace``. Epoch seconds throughout: every process of a host
-reads the same clock. Untraced events carry nothing and cost nothing.
+``t_frontend_in`` (epoch seconds) set by the frontend (``HEADER_TRACE`` and
+``HEADER_FRONTEND_IN`` in contracts.thrift). Each instance appends its span — when the
+event was queued, taken, when the grain started and ended, when the outputs were pushed —
+and passes the list on with the events it produces; the final result document gets
+``trace``. The span's JSON and the document's are ``TraceSpan`` and ``ExecutionTrace`` of
+``frontend/openapi.yaml`` (tests/unit/worker/test_trace.py holds them to it). Epoch
+seconds throughout: every process of a host reads the same clock. Untraced events carry
+nothing and cost nothing.
 
 A caller's W3C ``traceparent`` (decision 0019) rides along in the event header
 ``sand-traceparent``: each span gets an id of its own and, as its parent, the span named
@@ -24,10 +27,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from sand.contracts import TRACEPARENT_HEADER
+from sand.contracts import FRONTEND_IN_HEADER, TRACE_HEADER, TRACEPARENT_HEADER
 
-TRACE_HEADER = "trace"
-FRONTEND_IN_HEADER = "t_frontend_in"
 # W3C Trace Context, "traceparent": version-traceid-parentid-flags, lowercase hex. Version
 # ff is invalid; a later version may append "-..." fields, which are ignored.
 _TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")

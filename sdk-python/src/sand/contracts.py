@@ -67,6 +67,9 @@ GDATA_TIMEOUT_MS: Final[int] = _c.GDATA_TIMEOUT_MS
 DATA_HEADER: Final[str] = _c.HEADER_DATA
 # event header of a traced execution: W3C traceparent whose parent is the producing span (0019)
 TRACEPARENT_HEADER: Final[str] = _c.HEADER_TRACEPARENT
+# ... and the spans so far (JSON list of openapi.yaml's TraceSpan), when the frontend took it
+TRACE_HEADER: Final[str] = _c.HEADER_TRACE
+FRONTEND_IN_HEADER: Final[str] = _c.HEADER_FRONTEND_IN
 
 # -- headers of an INVOKE event: idempotent starts and redrives (decision 0018) ----------------
 HEADER_NAME: Final[str] = _c.HEADER_NAME
@@ -82,6 +85,18 @@ HEADER_STARTED_MS: Final[str] = _c.HEADER_STARTED_MS
 HEADER_CALLBACK: Final[str] = _c.HEADER_CALLBACK
 HEADER_CALLBACK_OUTCOME: Final[str] = _c.HEADER_CALLBACK_OUTCOME
 TASK_TOKEN_KEY_LABEL: Final[str] = _c.TASK_TOKEN_KEY_LABEL
+
+# -- the error label of a grain's failures in its metrics (decision 0019) -----------------------
+METRIC_ERROR_NAME: Final = re.compile(_c.METRIC_ERROR_NAME)
+METRIC_ERROR_OTHER: Final[str] = _c.METRIC_ERROR_OTHER
+
+
+def metric_error_label(error: str | None) -> str:
+    """The label a failure of type ``error`` is counted under: the type itself when it is a
+    plain name (``METRIC_ERROR_NAME``), else ``METRIC_ERROR_OTHER``, as the agent reads it."""
+    if error and METRIC_ERROR_NAME.fullmatch(error):
+        return error
+    return METRIC_ERROR_OTHER
 
 
 class Env(StrEnum):

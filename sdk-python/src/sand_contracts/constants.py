@@ -56,6 +56,8 @@ METRIC_RUN_BUCKETS_S = [
     "60",
     "300",
 ]
+METRIC_ERROR_NAME = "[A-Za-z0-9_.-]{1,64}"
+METRIC_ERROR_OTHER = "Other"
 ACL_APP_OWNED = [
     "sand:q:{app}:*",
     "sand:ready:{app}:*",
@@ -96,6 +98,8 @@ HEADER_REDELIVERED = "sand-redelivered"
 HEADER_PRODUCED = "sand-produced"
 HEADER_DATA = "sand-data"
 HEADER_TRACEPARENT = "sand-traceparent"
+HEADER_TRACE = "trace"
+HEADER_FRONTEND_IN = "t_frontend_in"
 HEADER_CALLBACK = "sand-callback"
 HEADER_CALLBACK_OUTCOME = "sand-callback-outcome"
 TASK_TOKEN_KEY_LABEL = "sand-task-token\n"

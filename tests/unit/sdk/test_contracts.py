@@ -83,6 +83,15 @@ def test_name_rules_match_the_contract(case: dict[str, Any]) -> None:
     assert bool(RULES[case["rule"]].fullmatch(case["value"])) is case["valid"]
 
 
+@pytest.mark.parametrize(
+    "case", CASES["metric_error_labels"], ids=lambda case: repr(case["error"])[:16]
+)
+def test_metric_error_labels_match_the_contract(case: dict[str, Any]) -> None:
+    """A failure's error type becomes the same metric label as in Java (the worker counts
+    under it; the agent reads the hash with the same rule)."""
+    assert contracts.metric_error_label(case["error"]) == case["label"]
+
+
 @pytest.mark.parametrize("case", CASES["result_documents"], ids=lambda case: case["status"])
 def test_result_document_matches_the_contract(case: dict[str, Any]) -> None:
     """The result document has the IDL's field names and the status by name."""

@@ -647,6 +647,8 @@ export interface components {
             error?: string | null;
             /** @description Human-readable cause (FAILED only). */
             cause?: string | null;
+            /** @description Per-grain spans when the invocation asked for them (`trace=1`). */
+            trace?: components["schemas"]["ExecutionTrace"];
         };
         ExecutionDocument: {
             execution_id: string;
@@ -665,7 +667,7 @@ export interface components {
             /** @description FAILED and ABORTED only. */
             cause?: string | null;
             /** @description Per-grain spans when the invocation asked for them (`trace=1`). */
-            trace?: unknown;
+            trace?: components["schemas"]["ExecutionTrace"];
             /** @description The execution's input (any JSON value), once its start is recorded. */
             input?: unknown;
             /** @description The name of an idempotent start (`?name=`), or a schedule's firing (`nightly-20261127T020000Z`), once recorded. */
@@ -674,6 +676,46 @@ export interface components {
             redrive_count?: number;
             /** @description The trigger that started it, once recorded; absent (or null) when none did. */
             trigger?: components["schemas"]["ExecutionTrigger"] | null;
+        };
+        /**
+         * @description Where a traced execution's time went (`trace=1` or a `traceparent`, decision
+         *     0019): the grain workers (`sand_worker.trace`) write it, each instance appending
+         *     the span of the event it handled; the host agent exports the spans over OTLP
+         *     when there is a `trace_id`. Times are epoch seconds: every process of a host
+         *     reads the same clock.
+         */
+        ExecutionTrace: {
+            /** @description When the frontend took the invocation. */
+            frontend_in: number | null;
+            /** @description One span per event on the execution's path, in the order they were handled. */
+            spans: components["schemas"]["TraceSpan"][];
+            /** @description The W3C trace id of the caller's `traceparent`; absent when it sent none. */
+            trace_id?: string;
+        };
+        /**
+         * @description One event handled on a traced execution's path, by one grain instance (every
+         *     key is present; times are epoch seconds). The JSON written by
+         *     `sand_worker.trace.Span` and read by the host agent's span export.
+         */
+        TraceSpan: {
+            /** @description The span's id: 16 lowercase hex digits. */
+            span_id: string;
+            /** @description The span that produced the event (the caller's for the first); null when unknown. */
+            parent_id: string | null;
+            /** @description The grain the event was for. */
+            grain: string;
+            /** @description The event's kind (`INVOKE`, `RESULT`, ...). */
+            kind: string;
+            /** @description When the event was queued. */
+            queued: number;
+            /** @description When the instance took it. */
+            took: number;
+            /** @description When the grain started; null when none ran. */
+            start: number | null;
+            /** @description When the grain ended; null when none ran. */
+            end: number | null;
+            /** @description When the instance pushed the event's outputs. */
+            pushed: number | null;
         };
         ExecutionSummary: {
             execution_id: string;
@@ -1704,10 +1746,8 @@ export interface operations {
                 timeout_s?: number;
                 /**
                  * @description `1` records where the execution's time goes: the answer (and the stored
-                 *     result) carries `trace` = `{"frontend_in": epoch s, "spans": [{"grain",
-                 *     "kind", "queued", "took", "start", "end", "pushed"}, ...]}`, one span per
-                 *     event on the execution's path, times in epoch seconds. Each span also has
-                 *     `span_id` and `parent_id`.
+                 *     result) carries `trace` (`ExecutionTrace`), one span (`TraceSpan`) per
+                 *     event on the execution's path, times in epoch seconds.
                  */
                 trace?: "0" | "1";
                 /**

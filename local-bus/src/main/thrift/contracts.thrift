@@ -52,13 +52,20 @@ const string KEY_METRICS = "sand:metrics:{app}:{grain}"
 const string METRIC_TAKEN = "taken"                 // events an instance took
 const string METRIC_RUN_US = "run_us"               // total duration of grain runs, microseconds
 const string METRIC_RUN_BUCKET = "run_le:"          // + a bound of METRIC_RUN_BUCKETS_S, or "+Inf"
-const string METRIC_FAILED = "failed:"              // + error type: failed runs and lost instances
+const string METRIC_FAILED = "failed:"              // + error label: failed runs and lost instances
 const string METRIC_TIMEOUTS = "timeouts"           // grain runs stopped at their deadline (or killed then)
 const string METRIC_LOST = "lost"                   // other instances that ended without finishing
 const string METRIC_IN_FLIGHT = "in_flight"         // gauge: instances running a task now
 const list<string> METRIC_RUN_BUCKETS_S = [
   "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "30", "60", "300"
 ]
+// The error label of a failure (after METRIC_FAILED, and the agent's `error` label of ended
+// executions): an error type that fully matches METRIC_ERROR_NAME is its own label; any other, or
+// none, counts as METRIC_ERROR_OTHER. Grains name their own errors: an odd name must neither break
+// the field's parsing nor make a label of its own. The worker applies the rule as it counts, the
+// agent again as it reads (the hash is tenant input), and caps the labels per grain on its own.
+const string METRIC_ERROR_NAME = "[A-Za-z0-9_.-]{1,64}"
+const string METRIC_ERROR_OTHER = "Other"
 
 // What an application's own Redis ACL user may read and write (nothing of
 // another app matches) ...
@@ -129,6 +136,13 @@ const string HEADER_DATA = "sand-data"
 // "00-<trace id>-<parent span id>-<flags>" whose parent is the span of the grain run (or the
 // caller's span, on the INVOKE event) that produced the event. Each grain run is a span.
 const string HEADER_TRACEPARENT = "sand-traceparent"
+// Event headers of a traced execution (`?trace=1` or a traceparent, decision 0019), set by the
+// frontend on the INVOKE event and passed on by each grain instance with the events it produces:
+// the spans so far, a JSON list of frontend/openapi.yaml's TraceSpan (one per event handled on the
+// execution's path); and when the frontend took the invocation, epoch seconds with microseconds
+// ("1700000000.123456"). The final result document carries them as `trace` (ExecutionTrace).
+const string HEADER_TRACE = "trace"
+const string HEADER_FRONTEND_IN = "t_frontend_in"
 
 // -- callbacks: a Task whose Resource ends in .waitForTaskToken (decision 0033) --
 // Event header on the TIMER a worker parks once the task's grain ran: JSON

@@ -337,17 +337,17 @@ final class Invoker {
   }
 
   /**
-   * The INVOKE event's headers: its name ({@code sand-name}) when it has one, and tracing headers
-   * (sand_worker.trace) when the invocation asked for its timing.
+   * The INVOKE event's headers: its name ({@code sand-name}) when it has one, and the tracing
+   * headers (contracts.thrift, read by sand_worker.trace) when the invocation asked for its timing.
    */
   private static Map<String, String> headers(Invocation invocation) {
     Map<String, String> headers = new HashMap<>(invocation.headers());
     if (invocation.trace()) {
-      headers.put("trace", "[]");
+      headers.put(contractsConstants.HEADER_TRACE, "[]");
       // epoch seconds with microseconds, the unit the grain instances use
       Instant now = Instant.now();
       headers.put(
-          "t_frontend_in",
+          contractsConstants.HEADER_FRONTEND_IN,
           String.format(Locale.ROOT, "%d.%06d", now.getEpochSecond(), now.getNano() / 1000));
     }
     return headers;

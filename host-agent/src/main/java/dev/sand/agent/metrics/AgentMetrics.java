@@ -4,6 +4,7 @@ import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.contracts.MetricLabels;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.MultiCollector;
 import io.prometheus.metrics.model.registry.PrometheusRegistry;
@@ -14,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -33,8 +33,6 @@ public final class AgentMetrics implements MultiCollector {
 
   /** How many (app, status, error) label sets {@code sand_executions_ended_total} may grow to. */
   static final int MAX_ENDED_LABELS = 500;
-
-  private static final Pattern ERROR = Pattern.compile("[A-Za-z0-9_.\\-]{1,64}");
 
   /** The agent's counters (as {@code /health} shows them) that become metrics, and how. */
   private static final Map<String, String[]> COUNTERS =
@@ -132,7 +130,8 @@ public final class AgentMetrics implements MultiCollector {
   /**
    * Counts a RESULT or ERROR event this agent publishes (other kinds are ignored). The event comes
    * from a tenant's instance: an app not deployed here is labelled "", an error type that is not a
-   * plain name "Other", and label sets beyond {@link #MAX_ENDED_LABELS} go to "Other" too.
+   * plain name "Other" (the workers' rule, {@link MetricLabels}), and label sets beyond {@link
+   * #MAX_ENDED_LABELS} go to "Other" too.
    */
   public void executionEnded(EventMessage event) {
     boolean ok = event.getKind() == EventKind.RESULT;
@@ -144,10 +143,7 @@ public final class AgentMetrics implements MultiCollector {
     if (app == null || apps == null || !apps.containsKey(app)) {
       app = "";
     }
-    String error = ok ? "" : event.getError();
-    if (!ok && (error == null || !ERROR.matcher(error).matches())) {
-      error = WorkerCounters.OTHER;
-    }
+    String error = ok ? "" : MetricLabels.error(event.getError());
     String status = ok ? "SUCCEEDED" : "FAILED";
     String key = app + '\0' + status + '\0' + error;
     if (!endedLabels.contains(key)) {

@@ -1,19 +1,20 @@
 package dev.sand.agent.metrics;
 
+import dev.sand.contracts.MetricLabels;
 import dev.sand.contracts.contractsConstants;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
 
 /**
  * The counters one grain's worker and instances keep in {@code sand:metrics:<app>:<grain>}
  * (decision 0019), read as untrusted tenant input: the grain's own code can write anything to that
  * hash. Only the contract's fields count; a value that is not a non-negative integer of at most 18
- * digits is ignored, error types must be short plain names and at most {@link #MAX_ERRORS} of them
- * are kept (the others add up under {@code Other}). Parsing never throws.
+ * digits is ignored, error types must be short plain names ({@link MetricLabels}, the worker's
+ * rule) and at most {@link #MAX_ERRORS} of them are kept (the others add up under {@code Other}).
+ * Parsing never throws.
  *
  * @param runBuckets non-cumulative run counts per bound of {@link #BOUNDS_S}, then {@code +Inf}
  * @param failed failures by error type, sorted by name
@@ -34,9 +35,8 @@ public record WorkerCounters(
   public static final int MAX_ERRORS = 20;
 
   /** The label of error types beyond {@link #MAX_ERRORS} or not shaped like a name. */
-  public static final String OTHER = "Other";
+  public static final String OTHER = MetricLabels.OTHER_ERROR;
 
-  private static final Pattern ERROR = Pattern.compile("[A-Za-z0-9_.\\-]{1,64}");
   private static final int MAX_FIELD_BYTES = 128;
   private static final int MAX_VALUE_BYTES = 18; // below Long.MAX_VALUE: no overflow when summed
   private static final List<String> BUCKET_NAMES = bucketNames();
@@ -74,10 +74,9 @@ public record WorkerCounters(
           if (bucket >= 0) {
             buckets[bucket] = value;
           } else if (name.startsWith(contractsConstants.METRIC_FAILED)) {
-            String error = name.substring(contractsConstants.METRIC_FAILED.length());
-            if (ERROR.matcher(error).matches()
-                && !OTHER.equals(error)
-                && failed.size() < MAX_ERRORS) {
+            String error =
+                MetricLabels.error(name.substring(contractsConstants.METRIC_FAILED.length()));
+            if (!OTHER.equals(error) && failed.size() < MAX_ERRORS) {
               failed.put(error, value);
             } else {
               otherFailures += value;

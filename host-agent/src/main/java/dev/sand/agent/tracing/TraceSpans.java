@@ -1,6 +1,8 @@
 package dev.sand.agent.tracing;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sand.contracts.ExecutionResult;
+import dev.sand.contracts.TraceDocument;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.SpanContext;
@@ -14,10 +16,10 @@ import java.util.regex.Pattern;
 
 /**
  * The spans in a result document's {@code trace} (decision 0019): one per grain run on the path to
- * the result, each {@code {"span_id", "parent_id", "grain", "kind", "queued", "took", "start",
- * "end", "pushed"}} (epoch seconds), and the document's {@code trace_id}. The document was written
- * by a tenant's grain instance: a span whose ids or times are malformed is left out, never thrown
- * at the caller. Stateless.
+ * the result, each a {@code TraceSpan} of frontend/openapi.yaml (keys: {@link TraceDocument}, times
+ * in epoch seconds), and the document's {@code trace_id}. The document was written by a tenant's
+ * grain instance: a span whose ids or times are malformed is left out, never thrown at the caller.
+ * Stateless.
  */
 final class TraceSpans {
   /** Spans exported per execution at most (a long loop would otherwise flood the collector). */
@@ -42,25 +44,25 @@ final class TraceSpans {
    */
   static List<GrainSpan> of(
       JsonNode document, String app, String executionId, boolean failed, Resource resource) {
-    JsonNode trace = document.path("trace");
-    String traceId = trace.path("trace_id").asText("");
-    JsonNode spans = trace.path("spans");
+    JsonNode trace = document.path(ExecutionResult._Fields.TRACE.getFieldName());
+    String traceId = trace.path(TraceDocument.TRACE_ID).asText("");
+    JsonNode spans = trace.path(TraceDocument.SPANS);
     if (!TRACE_ID.matcher(traceId).matches() || !spans.isArray()) {
       return List.of();
     }
     List<GrainSpan> out = new ArrayList<>();
     for (int i = 0; i < spans.size() && out.size() < MAX_SPANS; i++) {
       JsonNode span = spans.get(i);
-      String spanId = span.path("span_id").asText("");
-      String parentId = span.path("parent_id").asText("");
-      String grain = span.path("grain").asText("");
+      String spanId = span.path(TraceDocument.SPAN_ID).asText("");
+      String parentId = span.path(TraceDocument.PARENT_ID).asText("");
+      String grain = span.path(TraceDocument.GRAIN).asText("");
       if (!SPAN_ID.matcher(spanId).matches() || !NAME.matcher(grain).matches()) {
         continue;
       }
-      long start = nanos(span.path("took"));
-      long end = nanos(span.path("pushed"));
+      long start = nanos(span.path(TraceDocument.TOOK));
+      long end = nanos(span.path(TraceDocument.PUSHED));
       if (end <= 0) {
-        end = nanos(span.path("end"));
+        end = nanos(span.path(TraceDocument.END));
       }
       if (start <= 0 || end < start) {
         continue;
@@ -74,9 +76,11 @@ final class TraceSpans {
           Attributes.builder()
               .put(APP, app)
               .put(GRAIN, grain)
-              .put(KIND, span.path("kind").asText(""))
+              .put(KIND, span.path(TraceDocument.KIND).asText(""))
               .put(EXECUTION, executionId)
-              .put(QUEUED_S, Math.max(0, start / 1e9 - span.path("queued").asDouble(start / 1e9)))
+              .put(
+                  QUEUED_S,
+                  Math.max(0, start / 1e9 - span.path(TraceDocument.QUEUED).asDouble(start / 1e9)))
               .build();
       boolean last = i == spans.size() - 1;
       out.add(

@@ -7,6 +7,7 @@ import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.contracts.Topics;
+import dev.sand.contracts.contractsConstants;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -32,13 +33,14 @@ class DataHeaderFlagTest {
   @Test
   void withDataHeader_movesTheEventHeaderIntoARecordHeader() {
     String written = "[{\"key\":\"a\",\"deleted\":true}]";
-    EventMessage event = finished(Map.of(Topics.DATA_HEADER, written, "trace", "[]"));
+    EventMessage event =
+        finished(Map.of(Topics.DATA_HEADER, written, contractsConstants.HEADER_TRACE, "[]"));
     FlagGate.Outgoing raw = new FlagGate.Outgoing("t", "x1", EventCodec.encode(event));
     FlagGate.Outgoing out = EventLoops.withDataHeader(raw, EventCodec.decode(raw.value()));
     assertThat(new String(out.headers().get(Topics.DATA_HEADER), StandardCharsets.UTF_8))
         .isEqualTo(written);
     EventMessage sent = EventCodec.decode(out.value());
-    assertThat(sent.getHeaders()).containsOnlyKeys("trace");
+    assertThat(sent.getHeaders()).containsOnlyKeys(contractsConstants.HEADER_TRACE);
     assertThat(sent.getFlag()).isEqualTo(EventFlag.FINISHED);
     assertThat(out.topic()).isEqualTo("t");
     assertThat(out.key()).isEqualTo("x1");

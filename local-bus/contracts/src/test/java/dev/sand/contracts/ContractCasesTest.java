@@ -72,6 +72,10 @@ class ContractCasesTest {
     return list(CASES.path("names")).stream();
   }
 
+  static Stream<JsonNode> metricErrorCases() {
+    return list(CASES.path("metric_error_labels")).stream();
+  }
+
   static Stream<JsonNode> resultCases() {
     return list(CASES.path("result_documents")).stream();
   }
@@ -128,6 +132,14 @@ class ContractCasesTest {
     assertThat(valid)
         .as("%s '%s'", c.path("rule").asText(), value)
         .isEqualTo(c.path("valid").asBoolean());
+  }
+
+  /** A failure's error type becomes the same metric label as in Python. */
+  @ParameterizedTest
+  @MethodSource("metricErrorCases")
+  void metricErrorLabels_matchTheContract(JsonNode c) {
+    String error = c.path("error").isNull() ? null : c.path("error").asText();
+    assertThat(MetricLabels.error(error)).as("%s", error).isEqualTo(c.path("label").asText());
   }
 
   /** The result document has the IDL's field names and the status by name, in both directions. */
