@@ -42,7 +42,7 @@ unit: setup
 WORKERS ?= 3
 integration: setup
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and not faults and not quiet" \
-	  -n $(WORKERS) --dist loadgroup --durations=15 tests
+	  -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=15 tests
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and (faults or quiet)" \
 	  --durations=15 tests
 

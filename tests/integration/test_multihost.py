@@ -1,6 +1,7 @@
 """Several SAND hosts on one machine (`sand up --hosts 2`): each host's Redis and agent in
-a network namespace of its own; killing one host; `sand up` bringing it back; `sand down`
-leaving nothing behind. Its own state dir and ports (see ``multihost.py``)."""
+a network namespace of its own; the global data layer across hosts; killing one host; `sand
+up` bringing it back; `sand down` leaving nothing behind. Its own state dir and ports (see
+``multihost.py``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from datetime import datetime
 from itertools import pairwise
@@ -112,6 +114,43 @@ def test_processSandbox_runsUnderItsHost_inANetworkNamespaceOfItsOwn(
     host2 = os.stat(f"/run/netns/{netns}").st_ino
     root = os.stat("/proc/self/ns/net").st_ino  # the test runs in the root namespace
     assert not namespaces & {host2, root}
+
+
+def _on_host(client: SandClient, host: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Invoke the gdata app until its grain ran on ``host`` (frontends send invocations to
+    the hosts in turn) and return that output."""
+    seen = []
+    for _ in range(20):
+        execution = client.invoke("gdata", payload)
+        assert execution.status == "SUCCEEDED", execution.cause
+        if execution.output["host"] == host:
+            return dict(execution.output)
+        seen.append(execution.output["host"])
+    raise AssertionError(f"no invocation ran on {host}; ran on {seen}")
+
+
+@pytest.mark.timeout(600)
+def test_globalData_putOnHost1_readOnHost2(cluster: MultiHostCluster) -> None:
+    """The global data layer across hosts: a value a grain puts on host-1 is read by a grain
+    running on host-2, and listed among its keys (each host has its own Redis; only
+    Cassandra is shared)."""
+    key = f"cross/{uuid.uuid4().hex[:8]}"
+    client = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=120)
+    client.deploy(APPS / "gdata", backend="process")
+    # the deployment reaches host-2 through the record (sync every 2 s)
+    deadline = time.monotonic() + 120
+    while "gdata" not in {box.app for box in cluster.status().host("host-2").sandboxes}:
+        assert time.monotonic() < deadline, "gdata never ran on host-2"
+        time.sleep(1)
+    try:
+        wrote = _on_host(client, "host-1", {"ops": [["put", key, {"from": "host-1"}]]})
+        assert wrote["results"] == [{"ok": None}]
+        read = _on_host(client, "host-2", {"ops": [["get", key], ["keys", "cross/"]]})
+        value, keys = (r["ok"] for r in read["results"])
+        assert value == {"from": "host-1"}
+        assert key in keys
+    finally:
+        client.undeploy("gdata")
 
 
 @pytest.mark.timeout(600)
