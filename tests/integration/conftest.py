@@ -69,6 +69,12 @@ def test_state_dir() -> Path:
 # one starts while other workers load the machine (make integration's parallel phase)
 READY_TIMEOUT_S = 300
 
+# Test clusters live minutes: their agents, Kafka and Cassandra compile with C1 only
+# (`cluster.quick_jit`), which spares the C2 compiler threads' share of their CPU in a
+# stack's first minutes, about half (decision 0037). Behaviour is the same; `make bench`
+# and `make run` keep C2.
+QUICK_JIT = True
+
 # Every state dir a cluster of this session used (make_config, multihost_config): none may
 # keep a process once the session is over (decision 0021; the no_leftovers of tests/conftest.py).
 USED_STATE_DIRS: set[Path] = set()
@@ -78,6 +84,7 @@ def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig
     overrides: dict[str, dict[str, object]] = {k: dict(v) for k, v in TEST_PORTS.items()}
     overrides.setdefault("cluster", {})["state_dir"] = str(state_dir)
     overrides["cluster"].setdefault("ready_timeout_s", READY_TIMEOUT_S)
+    overrides["cluster"].setdefault("quick_jit", QUICK_JIT)
     for section, values in sections.items():
         overrides.setdefault(section, {}).update(values)
     config = load_config(env={}, overrides=overrides)
@@ -88,7 +95,11 @@ def make_config(state_dir: Path, **sections: dict[str, object]) -> ClusterConfig
 def config_file_of(config: ClusterConfig) -> Path:
     """A TOML file that ``sand --config`` reads as ``config`` (one made by ``make_config``
     without sections of its own): the suite's ports and state dir, beside the state dir."""
-    cluster = {"state_dir": str(config.state_dir), "ready_timeout_s": config.ready_timeout_s}
+    cluster = {
+        "state_dir": str(config.state_dir),
+        "ready_timeout_s": config.ready_timeout_s,
+        "quick_jit": config.quick_jit,
+    }
     sections = {**TEST_PORTS, "cluster": cluster}
     lines = []
     for section, values in sections.items():

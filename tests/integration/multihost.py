@@ -37,6 +37,7 @@ from sand.credentials import INTERNAL_HEADER
 
 from tests.integration.conftest import (
     PORT_OFFSET,
+    QUICK_JIT,
     READY_TIMEOUT_S,
     USED_STATE_DIRS,
     clear_state,
@@ -65,6 +66,7 @@ def multihost_config(
         overrides.setdefault(section, {}).update(values)
     overrides.setdefault("cluster", {}).update(state_dir=str(state_dir), hosts=hosts)
     overrides["cluster"].setdefault("ready_timeout_s", READY_TIMEOUT_S)
+    overrides["cluster"].setdefault("quick_jit", QUICK_JIT)
     config = load_config(env={}, overrides=overrides)
     USED_STATE_DIRS.add(config.state_dir)
     return config
@@ -151,6 +153,7 @@ def write_config_file(config: ClusterConfig) -> Path:
             "hosts": config.host_count,
             "subnet": config.subnet,
             "ready_timeout_s": config.ready_timeout_s,
+            "quick_jit": config.quick_jit,
         },
         "sandbox": {"backend": config.sandbox_backend},
         "docker": {"mode": config.docker_mode, "host": config.docker_host},

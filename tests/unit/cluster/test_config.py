@@ -226,3 +226,21 @@ def test_javaServices_everyMemoryRegionHasACeiling() -> None:
         for flag in ("MaxDirectMemorySize", "MaxMetaspaceSize", "ReservedCodeCacheSize"):
             assert any(a.startswith(f"-XX:{flag}=") for a in spec.argv), (spec.name, flag)
         assert ("MALLOC_ARENA_MAX", "2") in spec.env, spec.name
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_quickJit_c1OnlyForTheAgentKafkaAndCassandra_frontendsAlways(quick: bool) -> None:
+    """``cluster.quick_jit`` (short-lived clusters) stops the agent's, Kafka's and
+    Cassandra's JIT at C1; the frontends run C1 only either way (decision 0030)."""
+    from sand.cluster.services import build_services
+
+    config = load_config(env={}, overrides={"cluster": {"quick_jit": quick}})
+    assert config.quick_jit is quick
+    c1_only = {s.name for s in build_services(config) if "-XX:TieredStopAtLevel=1" in s.argv}
+    heavy = {"host-agent", "kafka", "cassandra"}
+    assert c1_only == ({"frontend-1", "frontend-2"} | (heavy if quick else set()))
+
+
+def test_quickJit_notABoolean_namesKey() -> None:
+    with pytest.raises(ConfigError, match=r"cluster.quick_jit must be true or false, got 'yes'"):
+        load_config(env={}, overrides={"cluster": {"quick_jit": "yes"}})

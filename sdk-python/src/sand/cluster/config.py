@@ -120,6 +120,7 @@ class ClusterConfig:
     frontend_heap_mb: int
     max_payload_kb: int
     host_agent_heap_mb: int
+    quick_jit: bool = False  # the agents, Kafka and Cassandra with C1 only (defaults.toml)
     sandbox_backend: str = "docker"
     sandbox_cpus: float = 1.0
     sandbox_pids_limit: int = 512
@@ -305,6 +306,12 @@ def _env_layer(env: Mapping[str, str], known: Mapping[str, Mapping[str, Any]]) -
     return layer
 
 
+def _flag(key: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"{key} must be true or false, got {value!r}")
+    return value
+
+
 def _parse_env(name: str, raw: str, default: Any) -> Any:
     try:
         if isinstance(default, bool):
@@ -368,6 +375,7 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         host_id=_name("cluster.host_id", c["host_id"]),
         ready_timeout_s=_positive("cluster.ready_timeout_s", c["ready_timeout_s"]),
         stop_timeout_s=_positive("cluster.stop_timeout_s", c["stop_timeout_s"]),
+        quick_jit=_flag("cluster.quick_jit", c["quick_jit"]),
         ports=ports,
         redis_maxmemory_mb=int(_positive("redis.maxmemory_mb", r["maxmemory_mb"])),
         kafka_heap_mb=int(_positive("kafka.heap_mb", k["heap_mb"])),

@@ -384,6 +384,7 @@ def _kafka(config: ClusterConfig) -> ServiceSpec:
             f"-Xms{config.kafka_heap_mb}m",
             f"-Xmx{config.kafka_heap_mb}m",
             "-XX:+UseG1GC",
+            *_quick_jit(config),
             f"-Dlog4j2.configurationFile={log4j}",
             f"-Dsand.state={config.state_dir}",
             "-cp",
@@ -424,6 +425,7 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
             f"-Xms{config.cassandra_heap_mb}m",
             f"-Xmx{config.cassandra_heap_mb}m",
             *options,
+            *_quick_jit(config),
             f"-Dcassandra.config=file://{conf_dir / 'cassandra.yaml'}",
             "-Dcassandra-foreground=yes",
             f"-Dcassandra.storagedir={data}",
@@ -445,6 +447,13 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
         needs=("java", str(lib / "cassandra-all-5.0.5.jar")),
         prepare=prepare,
     )
+
+
+def _quick_jit(config: ClusterConfig) -> tuple[str, ...]:
+    """C1 only, for a short-lived cluster (``cluster.quick_jit``): measured in a test stack's
+    first minutes, C2's compiler threads took about half the CPU of Kafka, Cassandra and the
+    agent (decision 0037)."""
+    return ("-XX:TieredStopAtLevel=1",) if config.quick_jit else ()
 
 
 # glibc gives each thread that allocates natively an arena of its own, up to 8 per core,
@@ -522,7 +531,12 @@ def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         _write_cluster_json_quietly(config)
 
     java = _java_service(
-        config, name, pinned, config.host_agent_heap_mb, plan.conf_dir / "cluster.json"
+        config,
+        name,
+        pinned,
+        config.host_agent_heap_mb,
+        plan.conf_dir / "cluster.json",
+        quick_compiler_only=config.quick_jit,
     )
     return ServiceSpec(
         name=name,
