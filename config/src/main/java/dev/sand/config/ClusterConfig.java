@@ -325,25 +325,21 @@ public record ClusterConfig(
     }
     return top.section(
         "sandbox",
-        s ->
-            new SandboxConfig(
-                // looked up (and a string) without Docker too, so the keys read do not depend on
-                // docker.enabled (keysRead); only Docker needs it
-                s.has("backend") || docker
-                    ? backend(docker, s.text("backend"))
-                    : SandboxConfig.Backend.PROCESS,
-                s.text("base_image"),
-                Path.of(s.text("python")),
-                s.texts("source_dirs").stream().map(Path::of).toList(),
-                Path.of(s.text("site_dir")),
-                s.number("cpus"),
-                s.integer("pids_limit"),
-                s.has("tmp_size_mb") ? s.integer("tmp_size_mb") : SandboxConfig.DEFAULT_TMP_SIZE_MB,
-                limits(s)));
-  }
-
-  private static SandboxConfig.Backend backend(boolean docker, String name) {
-    return docker ? SandboxConfig.Backend.parse(name) : SandboxConfig.Backend.PROCESS;
+        s -> {
+          // looked up (a string, when there) without Docker too: the keys read must not depend
+          // on docker.enabled (keysRead); only Docker needs it
+          String backend = s.has("backend") || docker ? s.text("backend") : null;
+          return new SandboxConfig(
+              docker ? SandboxConfig.Backend.parse(backend) : SandboxConfig.Backend.PROCESS,
+              s.text("base_image"),
+              Path.of(s.text("python")),
+              s.texts("source_dirs").stream().map(Path::of).toList(),
+              Path.of(s.text("site_dir")),
+              s.number("cpus"),
+              s.integer("pids_limit"),
+              s.has("tmp_size_mb") ? s.integer("tmp_size_mb") : SandboxConfig.DEFAULT_TMP_SIZE_MB,
+              limits(s));
+        });
   }
 
   // Optional, each key on its own: config files that predate decision 0022 get the defaults.
