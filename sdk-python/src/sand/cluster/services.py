@@ -31,6 +31,10 @@ KAFKA_MAIN = "kafka.Kafka"
 # SAND's own Python packages, relative to the checkout, that grain workers import
 # (sdk-python/src holds the generated sand_bus and sand_contracts too: decision 0036).
 SANDBOX_SOURCE_DIRS = ("sdk-python/src", "workflows/src", "grain-worker/src")
+# The one declaration of cluster.json's keys and types, relative to the checkout (decision
+# 0038): in the Java config module's resources, so the parser's tests read it from their
+# classpath; the Python tests check cluster_document against it.
+CLUSTER_SCHEMA = "config/src/main/resources/dev/sand/config/cluster.schema.json"
 KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool"
 CASSANDRA_MAIN = "org.apache.cassandra.service.CassandraDaemon"
 
@@ -158,7 +162,8 @@ def _write_json(path: Path, document: dict[str, object]) -> None:
 
 def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> dict[str, object]:
     """The content of one cluster.json: the shared services, ``plan``'s own fields, the
-    list of every host."""
+    list of every host. Its shape is declared once, in the JSON Schema ``CLUSTER_SCHEMA``
+    (decision 0038): a key added here goes there too, and Java's ``ClusterConfig`` reads it."""
     return {
         "state_dir": str(state_dir),
         "host_id": plan.id,
@@ -170,11 +175,7 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
             "keyspace": "sand",
             "execution_retention_days": config.execution_retention_days,
         },
-        "docker": {
-            "host": config.docker_url,
-            "enabled": config.docker_mode != "off",
-            "base_image": config.base_image,
-        },
+        "docker": {"host": config.docker_url, "enabled": config.docker_mode != "off"},
         "frontend": {
             "ports": list(config.ports.frontends),
             "max_payload_kb": config.max_payload_kb,

@@ -19,7 +19,8 @@ import java.util.Set;
  * by {@code sand up}. Validated once, at start-up, into immutable values; a process that starts has
  * a config that passed every check here.
  *
- * <p>Example (keys not listed below are ignored):
+ * <p>Example (keys not listed below are ignored; {@code cluster.schema.json} beside this class
+ * declares every key, written by {@code sand up} and read here, decision 0038):
  *
  * <pre>{@code
  * {"state_dir": "/abs/state", "host_id": "host-1",
@@ -209,6 +210,24 @@ public record ClusterConfig(
    * @throws ConfigException naming the key when the document is not valid
    */
   public static ClusterConfig parse(String json) {
+    return parse(top(json));
+  }
+
+  /**
+   * The dotted path of every key the parser looks up in {@code json} ({@code redis.socket}, {@code
+   * hosts[].id}), present or not; a test compares them with {@code cluster.schema.json}'s
+   * properties (decision 0038). Every key is looked up whatever the values of the others, so a
+   * document with every key gives all of them.
+   *
+   * @throws ConfigException as {@link #parse} does
+   */
+  static Set<String> keysRead(String json) {
+    Section top = top(json);
+    parse(top);
+    return top.lookups();
+  }
+
+  private static Section top(String json) {
     JsonNode root;
     try {
       root = MAPPER.readTree(json);
@@ -218,7 +237,13 @@ public record ClusterConfig(
     if (root == null || !root.isObject()) {
       throw ConfigException.unreadable(null, "must hold a JSON object", null);
     }
-    Section top = new Section(root);
+    return new Section(root);
+  }
+
+  private static ClusterConfig parse(Section top) {
+    // read even when frontend.ui_dir makes it unneeded: which keys are read must not depend on
+    // which others are there (keysRead)
+    Path home = top.has("home") ? Path.of(top.text("home")) : null;
     return new ClusterConfig(
         Path.of(top.text("state_dir")),
         top.text("host_id"),
@@ -248,9 +273,7 @@ public record ClusterConfig(
                     s.integer("max_payload_kb"),
                     s.has("ui_dir")
                         ? Path.of(s.text("ui_dir"))
-                        : top.has("home")
-                            ? FrontendConfig.defaultUiDir(Path.of(top.text("home")))
-                            : null)),
+                        : home == null ? null : FrontendConfig.defaultUiDir(home))),
         top.section(
             "host_agent",
             s ->
@@ -302,19 +325,21 @@ public record ClusterConfig(
     }
     return top.section(
         "sandbox",
-        s ->
-            new SandboxConfig(
-                docker
-                    ? SandboxConfig.Backend.parse(s.text("backend"))
-                    : SandboxConfig.Backend.PROCESS,
-                s.text("base_image"),
-                Path.of(s.text("python")),
-                s.texts("source_dirs").stream().map(Path::of).toList(),
-                Path.of(s.text("site_dir")),
-                s.number("cpus"),
-                s.integer("pids_limit"),
-                s.has("tmp_size_mb") ? s.integer("tmp_size_mb") : SandboxConfig.DEFAULT_TMP_SIZE_MB,
-                limits(s)));
+        s -> {
+          // looked up (a string, when there) without Docker too: the keys read must not depend
+          // on docker.enabled (keysRead); only Docker needs it
+          String backend = s.has("backend") || docker ? s.text("backend") : null;
+          return new SandboxConfig(
+              docker ? SandboxConfig.Backend.parse(backend) : SandboxConfig.Backend.PROCESS,
+              s.text("base_image"),
+              Path.of(s.text("python")),
+              s.texts("source_dirs").stream().map(Path::of).toList(),
+              Path.of(s.text("site_dir")),
+              s.number("cpus"),
+              s.integer("pids_limit"),
+              s.has("tmp_size_mb") ? s.integer("tmp_size_mb") : SandboxConfig.DEFAULT_TMP_SIZE_MB,
+              limits(s));
+        });
   }
 
   // Optional, each key on its own: config files that predate decision 0022 get the defaults.

@@ -2,19 +2,43 @@ package dev.sand.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Function;
 
 /**
  * Typed reads from one JSON object of the config file. Every failure is a {@link ConfigException}
  * naming the key relative to this object; {@link #section} adds the enclosing key on the way out.
  * Keys not read are ignored, so the file may carry settings meant for other processes.
+ *
+ * <p>Every key looked up is recorded ({@link #lookups}), so a test can compare the keys the parser
+ * knows with the ones {@code cluster.schema.json} declares (decision 0038).
  */
 final class Section {
   private final JsonNode node;
+  // the dotted path of this object's keys ("" at the top, "hosts[]." in a list's items)
+  private final String path;
+  // shared by every Section of one document
+  private final Set<String> lookups;
 
   Section(JsonNode node) {
+    this(node, "", new LinkedHashSet<>());
+  }
+
+  private Section(JsonNode node, String path, Set<String> lookups) {
     this.node = node;
+    this.path = path;
+    this.lookups = lookups;
+  }
+
+  /**
+   * The dotted path of every key looked up so far, present or not, in this object and the ones read
+   * through it: {@code redis}, {@code redis.socket}, {@code hosts[].id}.
+   */
+  Set<String> lookups() {
+    return Collections.unmodifiableSet(lookups);
   }
 
   /** Reads the object under {@code key} and builds a value from it. */
@@ -24,7 +48,7 @@ final class Section {
       throw ConfigException.invalid(key, "must be an object, got " + describe(child));
     }
     try {
-      return build.apply(new Section(child));
+      return build.apply(new Section(child, path + key + ".", lookups));
     } catch (ConfigException e) {
       throw e.within(key);
     }
@@ -47,7 +71,7 @@ final class Section {
         throw ConfigException.invalid(itemKey, "must be an object, got " + describe(item));
       }
       try {
-        result.add(build.apply(new Section(item)));
+        result.add(build.apply(new Section(item, path + key + "[].", lookups)));
       } catch (ConfigException e) {
         throw e.within(itemKey);
       }
@@ -57,6 +81,7 @@ final class Section {
 
   /** Whether {@code key} is present and not null. */
   boolean has(String key) {
+    lookups.add(path + key);
     JsonNode value = node.get(key);
     return value != null && !value.isNull();
   }
@@ -128,6 +153,7 @@ final class Section {
   }
 
   private JsonNode required(String key) {
+    lookups.add(path + key);
     JsonNode value = node.get(key);
     if (value == null || value.isNull()) {
       throw ConfigException.invalid(key, "is required");
