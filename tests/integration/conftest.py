@@ -173,19 +173,10 @@ def clear_state(state_dir: Path) -> None:
     keep = {state_dir / "data" / "docker", *state_dir.glob("hosts/*/data/docker")}
     # a cluster killed rather than stopped (a session interrupted) can leave dockerd's network
     # namespaces mounted in its exec root: "busy" to rmtree until unmounted
-    for mount in _mounts_below(state_dir):
+    for mount in leftovers.mounts_below(state_dir):
         if not any(k == mount or k in mount.parents for k in keep):
             subprocess.run(["umount", "-l", str(mount)], check=False, capture_output=True)
     _remove_all_but(state_dir, keep)
-
-
-def _mounts_below(directory: Path) -> list[Path]:
-    """The mount points inside ``directory``, deepest first."""
-    points = [
-        Path(line.split()[1].replace("\\040", " "))
-        for line in Path("/proc/mounts").read_text().splitlines()
-    ]
-    return sorted((p for p in points if directory in p.parents), key=lambda p: -len(p.parts))
 
 
 def _remove_all_but(directory: Path, keep: set[Path]) -> None:

@@ -90,3 +90,28 @@ def test_namesDir_isTheWholePath_notThePrefixOfAnother() -> None:
         "/a/x/test-state/conf/kafka",
     ):
         assert not names(argument), argument
+
+
+def test_mountsBelow_strictlyInside_deepestFirst_octalEscapesRead() -> None:
+    """What `sand down` detaches in a killed dockerd's exec root: the mounts inside the
+    directory (not the directory itself, not a sibling whose name it prefixes), deepest
+    first, with mountinfo's octal escapes read back."""
+    root = Path("/s/run/docker-exec")
+    mountinfo = "\n".join(
+        f"{n} 1 0:{n} / {point} rw - nsfs nsfs rw"
+        for n, point in enumerate(
+            [
+                "/",
+                "/s/run/docker-exec",
+                "/s/run/docker-exec/netns/abc",
+                "/s/run/docker-exec/netns/my\\040box",
+                "/s/run/docker-exec/netns/abc/deeper",
+                "/s/run/docker-exec-2/netns/x",
+            ]
+        )
+    )
+    assert leftovers.mounts_below(root, mountinfo) == [
+        Path("/s/run/docker-exec/netns/abc/deeper"),
+        Path("/s/run/docker-exec/netns/abc"),
+        Path("/s/run/docker-exec/netns/my box"),
+    ]

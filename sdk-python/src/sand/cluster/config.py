@@ -161,6 +161,11 @@ class ClusterConfig:
         return self.state_dir / "run"
 
     @property
+    def docker_exec_root(self) -> Path:
+        """The managed dockerd's exec root (its pid file, sockets, network namespaces)."""
+        return self.run_dir / "docker-exec"
+
+    @property
     def redis_password(self) -> str:
         """The password of Redis's default user, made once per state dir (file mode 0600).
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -142,6 +143,35 @@ def remove_cgroups(host_state_dirs: Iterable[Path]) -> list[Path]:
         except OSError:
             failed.append(parent)
     return failed
+
+
+def mounts_below(directory: Path, mountinfo: str | None = None) -> list[Path]:
+    """The mount points strictly inside ``directory``, deepest first."""
+    if mountinfo is None:
+        try:
+            mountinfo = _MOUNTINFO.read_text()
+        except OSError:
+            return []
+    points = []
+    for line in mountinfo.splitlines():
+        fields = line.split(" ")
+        if len(fields) > 4:
+            # mountinfo escapes space, tab, newline and backslash as octal (\040...)
+            points.append(Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])))
+    inside = (p for p in points if directory in p.parents)
+    return sorted(set(inside), key=lambda p: (-len(p.parts), str(p)))
+
+
+def unmount_below(directory: Path) -> list[Path]:
+    """Detaches every mount point strictly inside ``directory``, deepest first: a dockerd
+    killed rather than stopped leaves its containers' network namespaces mounted in its exec
+    root, where they keep the state dir from being removed. Returns those that stayed."""
+    stuck = []
+    for point in mounts_below(directory):
+        done = subprocess.run(["umount", "-l", str(point)], check=False, capture_output=True)
+        if done.returncode != 0:
+            stuck.append(point)
+    return stuck
 
 
 def _process(pid: int) -> psutil.Process | None:

@@ -333,9 +333,9 @@ def _dockerd(config: ClusterConfig) -> ServiceSpec:
         argv=(
             "dockerd",
             f"--data-root={root}",
-            f"--exec-root={config.run_dir / 'docker-exec'}",
+            f"--exec-root={config.docker_exec_root}",
             f"--host=unix://{sock}",
-            f"--pidfile={config.run_dir / 'docker-exec' / 'dockerd.pid'}",
+            f"--pidfile={config.docker_exec_root / 'dockerd.pid'}",
             "--bridge=none",
             "--iptables=false",
             "--ip-masq=false",

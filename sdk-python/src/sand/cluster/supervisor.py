@@ -303,6 +303,9 @@ class Supervisor:
         psutil.wait_procs(leftovers, timeout=5)
         for cgroup in leftovers_of.remove_cgroups(self._host_dirs()):
             self._report(f"cannot remove the sandbox cgroup {cgroup}")
+        # a dockerd killed rather than stopped left its network namespaces mounted there
+        for mount in leftovers_of.unmount_below(self._config.docker_exec_root):
+            self._report(f"cannot unmount {mount}")
         if self._remove_network():  # else keep the record: the next down retries
             self._topology_file.unlink(missing_ok=True)
         return stopped

@@ -4,6 +4,7 @@ import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.redis.RedisLocalBus;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
+import dev.sand.contracts.ExecutionStatus;
 import dev.sand.contracts.MetricLabels;
 import io.prometheus.metrics.core.metrics.Counter;
 import io.prometheus.metrics.model.registry.MultiCollector;
@@ -144,7 +145,7 @@ public final class AgentMetrics implements MultiCollector {
       app = "";
     }
     String error = ok ? "" : MetricLabels.error(event.getError());
-    String status = ok ? "SUCCEEDED" : "FAILED";
+    String status = (ok ? ExecutionStatus.SUCCEEDED : ExecutionStatus.FAILED).name();
     String key = app + '\0' + status + '\0' + error;
     if (!endedLabels.contains(key)) {
       if (endedLabels.size() >= MAX_ENDED_LABELS) {
