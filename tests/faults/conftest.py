@@ -120,7 +120,6 @@ def cluster() -> Iterator[MultiHostCluster]:
 
 def run_with_faults(
     cluster: MultiHostCluster,
-    tmp_path: Path,
     name: str,
     faults: list[tuple[float, Callable[[], None]]],
     duration_s: float = 8,

@@ -40,14 +40,11 @@ def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], None]:
 
 
 @pytest.mark.timeout(300 * ROUNDS)
-def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path
-) -> None:
+def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(cluster: MultiHostCluster) -> None:
     for n in range(ROUNDS):
         victim = random.choice(HOSTS)
         _, _, killed = run_with_faults(
             cluster,
-            tmp_path,
             f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 5), _kill(cluster, victim))],
             apps=BOTH_APPS,
@@ -59,7 +56,7 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(
 
 @pytest.mark.timeout(300 * ROUNDS)
 def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path
+    cluster: MultiHostCluster,
 ) -> None:
     """One host dies; about when the survivors have taken its partitions over (2-3 s later:
     the group's session timeout) or a little later, a second one dies too: the last host
@@ -69,7 +66,6 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
         at = random.uniform(2, 3.5)
         _, _, killed = run_with_faults(
             cluster,
-            tmp_path,
             f"{first} killed, then {second} while recovering (round {n + 1})",
             [(at, _kill(cluster, first)), (at + random.uniform(3, 4.5), _kill(cluster, second))],
             apps=BOTH_APPS,

@@ -10,7 +10,6 @@ import random
 import signal
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -45,15 +44,12 @@ def _restart_service(cluster: MultiHostCluster, name: str, down_s: float) -> Cal
 
 
 @pytest.mark.timeout(400 * ROUNDS)
-def test_kafkaRestartedUnderLoad_nothingAcceptedIsLost(
-    cluster: MultiHostCluster, tmp_path: Path
-) -> None:
+def test_kafkaRestartedUnderLoad_nothingAcceptedIsLost(cluster: MultiHostCluster) -> None:
     """The broker is killed and started again (the load runs on meanwhile: invocations that
     cannot be backed up are refused with 503, never accepted and dropped)."""
     for n in range(ROUNDS):
         run_with_faults(
             cluster,
-            tmp_path,
             f"kafka restarted (round {n + 1})",
             [(random.uniform(2, 4), _restart_service(cluster, "kafka", 1))],
             duration_s=12,
@@ -64,14 +60,11 @@ def test_kafkaRestartedUnderLoad_nothingAcceptedIsLost(
 
 
 @pytest.mark.timeout(400 * ROUNDS)
-def test_cassandraRestartedUnderLoad_nothingAcceptedIsLost(
-    cluster: MultiHostCluster, tmp_path: Path
-) -> None:
+def test_cassandraRestartedUnderLoad_nothingAcceptedIsLost(cluster: MultiHostCluster) -> None:
     """Cassandra is killed and started again: results are recorded once it is back."""
     for n in range(ROUNDS):
         run_with_faults(
             cluster,
-            tmp_path,
             f"cassandra restarted (round {n + 1})",
             [(random.uniform(2, 4), _restart_service(cluster, "cassandra", 1))],
             duration_s=12,
@@ -79,14 +72,11 @@ def test_cassandraRestartedUnderLoad_nothingAcceptedIsLost(
 
 
 @pytest.mark.timeout(300 * ROUNDS)
-def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
-    cluster: MultiHostCluster, tmp_path: Path
-) -> None:
+def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(cluster: MultiHostCluster) -> None:
     for n in range(ROUNDS):
         victim = random.choice(["frontend-1", "frontend-2"])
         _, (load,), killed_at = run_with_faults(
             cluster,
-            tmp_path,
             f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 4), _kill_service(cluster, victim))],
             duration_s=10,
@@ -114,7 +104,7 @@ def test_frontendKilledUnderLoad_invocationsThroughNginxContinue(
 
 @pytest.mark.timeout(600)
 def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path
+    cluster: MultiHostCluster,
 ) -> None:
     """`sand down` while executions are in flight, then `sand up`: the apps run again on
     every host (from the deployment record), and every execution accepted before the stop
@@ -130,7 +120,6 @@ def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
     # reaches ~10 calls/s, so 6 s before the stop gives ~60 accepted executions
     run_with_faults(
         cluster,
-        tmp_path,
         "whole cluster stopped and started",
         [(6, stop_and_start)],
         min_share=0.8,
@@ -140,7 +129,7 @@ def test_wholeClusterStoppedAndStarted_appsComeBack_everyAcceptedExecutionEnds(
 
 @pytest.mark.timeout(400 * ROUNDS)
 def test_everyHostKilledAtOnce_thenStarted_everyAcceptedExecutionEnds(
-    cluster: MultiHostCluster, tmp_path: Path
+    cluster: MultiHostCluster,
 ) -> None:
     """Every host `kill -9`ed at the same moment (agents, Redis, sandboxes; a power cut of
     the hosts, Kafka and Cassandra survive), then started again: no survivor replays
@@ -156,7 +145,6 @@ def test_everyHostKilledAtOnce_thenStarted_everyAcceptedExecutionEnds(
     for n in range(ROUNDS):
         run_with_faults(
             cluster,
-            tmp_path,
             f"every host killed at once, then started (round {n + 1})",
             [(5, crash_all_and_start)],
             min_share=0.8,
