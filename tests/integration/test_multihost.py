@@ -117,16 +117,19 @@ def test_processSandbox_runsUnderItsHost_inANetworkNamespaceOfItsOwn(
 
 
 def _on_host(client: SandClient, host: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Invoke the gdata app until its grain ran on ``host`` (frontends send invocations to
-    the hosts in turn) and return that output."""
+    """Invoke the gdata app until its grain ran on ``host`` and return that output. The
+    frontends send invocations to the hosts that run the app in turn, once they know of them
+    (a host that just took the app from the deployment record is known a little later)."""
     seen = []
-    for _ in range(20):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
         execution = client.invoke("gdata", payload)
         assert execution.status == "SUCCEEDED", execution.cause
         if execution.output["host"] == host:
             return dict(execution.output)
         seen.append(execution.output["host"])
-    raise AssertionError(f"no invocation ran on {host}; ran on {seen}")
+        time.sleep(0.2)
+    raise AssertionError(f"no invocation ran on {host} within 60 s; ran on {set(seen)}")
 
 
 @pytest.mark.timeout(600)
