@@ -294,3 +294,42 @@ def test_up_confDir_isRootsAlone(tmp_path: Path) -> None:
         assert stale.stat().st_mode & 0o777 == 0o600
     finally:
         sup.down()
+
+
+@pytest.mark.timeout(30)
+def test_down_stopsALayerAtATime_fromTheTop_aLayersServicesAtOnce(tmp_path: Path) -> None:
+    """down stops the way in before the agents and the agents before the stores (a
+    service may use those below it while it stops), and the services of one layer at once:
+    two stores that each take 1 s to stop are both stopped in about 1 s."""
+    config = _config(tmp_path)
+    stops = tmp_path / "stops"
+    stops.mkdir()
+    slow_stop = (
+        "import pathlib, signal, sys, time\n"
+        "def stop(*_):\n"
+        f"    pathlib.Path({str(stops)!r}, sys.argv[1] + '.begin').write_text(str(time.time()))\n"
+        "    time.sleep(1)\n"
+        f"    pathlib.Path({str(stops)!r}, sys.argv[1] + '.end').write_text(str(time.time()))\n"
+        "    sys.exit(0)\n"
+        "signal.signal(signal.SIGTERM, stop)\n"
+        "print('READY', flush=True)\n"
+        "while True: time.sleep(1)\n"
+    )
+
+    def spec(name: str, layer: int) -> ServiceSpec:
+        base = _spec(config, name, slow_stop, ready_marker="READY", layer=layer)
+        return dataclasses.replace(base, argv=(*base.argv, name))
+
+    services = [spec("store-a", 0), spec("store-b", 0), spec("agent", 1), spec("way-in", 2)]
+    sup = Supervisor(config, services)
+    sup.up()
+    assert sorted(sup.down()) == ["agent", "store-a", "store-b", "way-in"]
+
+    def at(name: str, edge: str) -> float:
+        return float((stops / f"{name}.{edge}").read_text())
+
+    assert at("way-in", "end") <= at("agent", "begin")
+    assert at("agent", "end") <= min(at("store-a", "begin"), at("store-b", "begin"))
+    # at once: each store began before the other ended
+    assert at("store-a", "begin") < at("store-b", "end")
+    assert at("store-b", "begin") < at("store-a", "end")

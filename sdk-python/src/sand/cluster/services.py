@@ -64,6 +64,14 @@ class ServiceSpec:
     env: tuple[tuple[str, str], ...] = ()
     host_id: str | None = None  # the host it belongs to; None for a shared service
     pids_dir: Path | None = None  # where its pid file goes; None = the cluster's run/pids
+    # What it is built on: LAYER_STORES (used by the others), LAYER_AGENTS, LAYER_WAY_IN.
+    # `sand down` stops a layer at a time from the top, the services of a layer at once.
+    layer: int = 0
+
+
+LAYER_STORES = 0  # Redis, dockerd, Kafka, Cassandra: none uses another
+LAYER_AGENTS = 1  # the host agents: they use the stores while they stop
+LAYER_WAY_IN = 2  # frontends and nginx: they use the agents and the stores
 
 
 def host_service_name(plan: HostPlan, kind: str) -> str:
@@ -552,6 +560,7 @@ def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         prepare=prepare,
         retry_marker="still unreachable after",  # DependencyMonitor's start-up failure
         host_id=plan.id,
+        layer=LAYER_AGENTS,
         pids_dir=plan.pids_dir,
         env=JAVA_ENV,
     )
@@ -580,6 +589,7 @@ def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
         needs=("java", str(jar)),
         prepare=prepare,
         env=JAVA_ENV,
+        layer=LAYER_WAY_IN,
     )
 
 
@@ -611,4 +621,5 @@ def _nginx(config: ClusterConfig) -> ServiceSpec:
         ports=(config.ports.nginx,),
         needs=("nginx",),
         prepare=prepare,
+        layer=LAYER_WAY_IN,
     )

@@ -289,7 +289,7 @@ class Supervisor:
 
         Blocks until they are gone. Returns the names of what was stopped.
         """
-        stopped = self._stop_names([spec.name for spec in reversed(self._services)])
+        stopped = self._stop_by_layer()
         # a host's namespace also holds its sandboxes (process backend) and whatever
         # survived a host that was killed: nothing may outlive the namespace's removal
         leftovers = []
@@ -321,6 +321,19 @@ class Supervisor:
             self._report(f"network: {exc}")
             return False
         return True
+
+    def _stop_by_layer(self) -> list[str]:
+        """Stops the services a layer at a time from the top (the way in, the agents, then
+        what they use: ``ServiceSpec.layer``), the services of one layer at once: none of
+        them uses another of its layer, and each may take seconds to stop (a JVM's shutdown
+        hooks, Cassandra's flush), which one after another added up to ~25 s per cluster."""
+        stopped = []
+        for layer in sorted({spec.layer for spec in self._services}, reverse=True):
+            names = [spec.name for spec in reversed(self._services) if spec.layer == layer]
+            with ThreadPoolExecutor(max_workers=len(names)) as pool:
+                for done in pool.map(lambda name: self._stop_names([name]), names):
+                    stopped += done
+        return stopped
 
     def _stop_names(self, names: list[str]) -> list[str]:
         stopped = []
