@@ -12,8 +12,8 @@ from typing import Any
 import jsonschema
 import pytest
 from sand import contracts
+from sand.cluster.cluster_json import CLUSTER_SCHEMA, cluster_document, write_cluster_json
 from sand.cluster.config import ClusterConfig, load_config
-from sand.cluster.services import CLUSTER_SCHEMA, cluster_document, write_cluster_json
 
 ROOT = Path(__file__).resolve().parents[3]
 SCHEMA: dict[str, Any] = json.loads((ROOT / CLUSTER_SCHEMA).read_text())

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sand.cluster.cluster_json import cluster_document
 from sand.cluster.config import ConfigError, load_config
-from sand.cluster.services import cluster_document
 
 
 def test_defaults_avoidStandardPorts() -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 import psutil
 import pytest
 from click.testing import CliRunner
+from sand.cluster.cluster_json import write_cluster_json
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
-from sand.cluster.services import build_services, write_cluster_json
+from sand.cluster.services import build_services
 from sand.cluster.supervisor import StartError, Supervisor, recorded_topology, running_config
 from sand.cluster.topology import IFNAME_MAX, LOOPBACK, bridge_for, state_tag
 
