@@ -8,7 +8,6 @@ import fcntl
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -173,9 +172,7 @@ def clear_state(state_dir: Path) -> None:
     keep = {state_dir / "data" / "docker", *state_dir.glob("hosts/*/data/docker")}
     # a cluster killed rather than stopped (a session interrupted) can leave dockerd's network
     # namespaces mounted in its exec root: "busy" to rmtree until unmounted
-    for mount in leftovers.mounts_below(state_dir):
-        if not any(k == mount or k in mount.parents for k in keep):
-            subprocess.run(["umount", "-l", str(mount)], check=False, capture_output=True)
+    leftovers.unmount_below(state_dir, keep)
     _remove_all_but(state_dir, keep)
 
 

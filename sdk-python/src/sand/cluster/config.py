@@ -412,14 +412,11 @@ def _admission(section: Mapping[str, Any]) -> Admission:
         "admission.max_queued_per_host", section["max_queued_per_host"], per_app, MAX_QUEUED
     )
     retry = _whole("admission.retry_after_s", section["retry_after_s"], 1, MAX_RETRY_AFTER_S)
-    adaptive = section["adaptive"]
-    if not isinstance(adaptive, bool):
-        raise ConfigError(f"admission.adaptive must be true or false, got {adaptive!r}")
     return Admission(
         max_queued_per_app=per_app,
         max_queued_per_host=per_host,
         retry_after_s=retry,
-        adaptive=adaptive,
+        adaptive=_flag("admission.adaptive", section["adaptive"]),
     )
 
 

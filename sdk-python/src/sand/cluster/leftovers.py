@@ -162,12 +162,16 @@ def mounts_below(directory: Path, mountinfo: str | None = None) -> list[Path]:
     return sorted(set(inside), key=lambda p: (-len(p.parts), str(p)))
 
 
-def unmount_below(directory: Path) -> list[Path]:
-    """Detaches every mount point strictly inside ``directory``, deepest first: a dockerd
-    killed rather than stopped leaves its containers' network namespaces mounted in its exec
-    root, where they keep the state dir from being removed. Returns those that stayed."""
+def unmount_below(directory: Path, keep: Iterable[Path] = ()) -> list[Path]:
+    """Detaches every mount point strictly inside ``directory`` but those at or below a path
+    of ``keep``, deepest first: a dockerd killed rather than stopped leaves its containers'
+    network namespaces mounted in its exec root, where they keep the state dir from being
+    removed. Returns those that stayed."""
+    kept = list(keep)
     stuck = []
     for point in mounts_below(directory):
+        if any(k == point or k in point.parents for k in kept):
+            continue
         done = subprocess.run(["umount", "-l", str(point)], check=False, capture_output=True)
         if done.returncode != 0:
             stuck.append(point)

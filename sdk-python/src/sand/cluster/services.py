@@ -35,6 +35,11 @@ class PrerequisiteError(Exception):
     """Something `sand up` needs is not installed; the message says what and how."""
 
 
+LAYER_STORES = 0  # Redis, dockerd, Kafka, Cassandra: none uses another
+LAYER_AGENTS = 1  # the host agents: they use the stores while they stop
+LAYER_WAY_IN = 2  # frontends and nginx: they use the agents and the stores
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceSpec:
     """How to run one service process and how to tell that it is ready."""
@@ -58,12 +63,7 @@ class ServiceSpec:
     pids_dir: Path | None = None  # where its pid file goes; None = the cluster's run/pids
     # What it is built on: LAYER_STORES (used by the others), LAYER_AGENTS, LAYER_WAY_IN.
     # `sand down` stops a layer at a time from the top, the services of a layer at once.
-    layer: int = 0
-
-
-LAYER_STORES = 0  # Redis, dockerd, Kafka, Cassandra: none uses another
-LAYER_AGENTS = 1  # the host agents: they use the stores while they stop
-LAYER_WAY_IN = 2  # frontends and nginx: they use the agents and the stores
+    layer: int = LAYER_STORES
 
 
 def host_service_name(plan: HostPlan, kind: str) -> str:
@@ -369,11 +369,15 @@ def _cassandra(config: ClusterConfig) -> ServiceSpec:
     )
 
 
+# stop the JIT at its first, quick compiler (C1)
+C1_ONLY = ("-XX:TieredStopAtLevel=1",)
+
+
 def _quick_jit(config: ClusterConfig) -> tuple[str, ...]:
     """C1 only, for a short-lived cluster (``cluster.quick_jit``): measured in a test stack's
     first minutes, C2's compiler threads took about half the CPU of Kafka, Cassandra and the
     agent (decision 0037)."""
-    return ("-XX:TieredStopAtLevel=1",) if config.quick_jit else ()
+    return C1_ONLY if config.quick_jit else ()
 
 
 # glibc gives each thread that allocates natively an arena of its own, up to 8 per core,
@@ -399,7 +403,7 @@ def _java_service(
     # A frontend's work per call is system calls and small copies: its code compiled by C1
     # alone costs the same per call as C2's, and C2 itself burned 1-1.5 ms of CPU per call
     # for the first 10,000s of calls (decision 0030). The agent's C1 code cost 60 % more.
-    compilers = ("-XX:TieredStopAtLevel=1",) if quick_compiler_only else ()
+    compilers = C1_ONLY if quick_compiler_only else ()
     return (
         "java",
         f"-Xmx{heap_mb}m",
