@@ -45,6 +45,10 @@ DESKTOP = {"width": 1280, "height": 800}
 NARROW = {"width": 375, "height": 800}
 # Validation runs as the user types (debounced ~400 ms) and answers in well under a second.
 VALIDATION_S = 5
+# Assertions wait as long as actions do (the context's default, 15 s), not Playwright's 5 s:
+# on a loaded machine (three test clusters and Chromium on two cores) loading elkjs and laying
+# out a graph took longer than 5 s in CI. test_gui_triggers imports this module.
+expect.set_options(timeout=15_000)
 TERMINAL = ("SUCCEEDED", "FAILED", "ABORTED")
 
 # --- the app alice deploys with the API for the tests that run executions ------------------------
