@@ -17,7 +17,7 @@ import pytest
 import requests
 from sand.client import SandClient
 
-from tests.faults.load import Load, Outcome, await_all
+from tests.faults.load import Fault, Load, Outcome, Struck, await_all
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
 APPS = Path(__file__).parent / "apps"
@@ -28,14 +28,23 @@ ROUNDS = int(os.environ.get("SAND_FAULT_ROUNDS", "1"))
 @dataclass(frozen=True)
 class AppUnderLoad:
     """An app of ``tests/faults/apps`` (process sandboxes), how fast it is invoked, how long
-    each grain sleeps, the fields every output must have, and how many calls 8 s of load
-    must get accepted."""
+    each grain sleeps, the fields every output must have, how many calls 8 s of load must
+    get accepted, and how many more times a fault may run one grain of one execution."""
 
     name: str
     rate: float
     sleep_s: float
     expected: dict[str, Any]
     min_accepted: int
+    # How often a fault may run one grain of one execution again (measured: 2, in both apps).
+    # In a chain, each event the dead host had not finished is replayed, its own FINISHED
+    # flag included when it waited for its products' acks (decision 0014): a replayed
+    # predecessor emits its successor again, beside the successor's own replay, so the k-th
+    # grain may run k more times. Inside a Parallel or Map (decision 0015) the execution
+    # runs again from its input and the lost run's replayed events mix in. Successors with
+    # ids derived from their creator's, delivered once, would bound this at one rerun; not
+    # built (decision 0012).
+    reruns_per_fault: int = 3
 
 
 # three grains in a chain: 20 calls/s, 60 grain runs/s
@@ -102,6 +111,15 @@ def await_everywhere(
     raise AssertionError(f"not running after {timeout_s} s (host, app): {missing}")
 
 
+@pytest.fixture(autouse=True)
+def whole_after(cluster: MultiHostCluster) -> Iterator[None]:
+    """A scenario that failed half-way may leave a host or a service down: the next one
+    starts on the whole cluster."""
+    yield
+    cluster.up()
+    await_everywhere(cluster)
+
+
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[MultiHostCluster]:
     with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
@@ -121,25 +139,34 @@ def cluster() -> Iterator[MultiHostCluster]:
 def run_with_faults(
     cluster: MultiHostCluster,
     name: str,
-    faults: list[tuple[float, Callable[[], None]]],
+    faults: list[tuple[float, Callable[[], Struck]]],
     duration_s: float = 8,
     min_share: float = 1.0,
     apps: tuple[AppUnderLoad, ...] = (RELAY,),
-) -> tuple[list[Outcome], list[Load], list[float]]:
+    settle_s: float = 0,
+) -> tuple[list[Outcome], list[Load], list[Fault]]:
     """About ``duration_s`` of asynchronous load of each of ``apps`` (at once, one caller
-    each) through nginx; each fault runs at its time (seconds after the start); then waits
-    until every accepted execution ended, prints each app's outcome and checks that nothing
-    was lost, every output is right and each app got at least ``min_share`` of its
-    ``min_accepted`` calls accepted. Returns the outcomes and loads (in the order of
-    ``apps``) and when each fault started (epoch seconds)."""
+    each) through nginx, and at least ``settle_s`` after the last fault returned; each fault
+    runs at its time (seconds after the start); then waits
+    until every accepted execution ended, prints each app's outcome and checks it:
+
+    - nothing was lost, every output is right, each app got at least ``min_share`` of its
+      ``min_accepted`` calls accepted;
+    - the first fault hit work: executions accepted before it had not ended when it struck
+      and, when it took hosts down, some had run a grain there and went on after it;
+    - no grain of an execution ran more than its first run and ``reruns_per_fault`` per
+      fault.
+
+    Returns the outcomes and loads (in the order of ``apps``) and the faults as they
+    happened."""
     loads = [
         Load(
             cluster.gateway_url,
             app.name,
-            [
-                cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
+            {
+                h: cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
                 for h in HOSTS
-            ],
+            },
             rate=app.rate,
             sleep_s=app.sleep_s,
             token=cluster.admin_token,
@@ -151,29 +178,49 @@ def run_with_faults(
     started = time.monotonic()
     for load in loads:
         load.start()
-    fault_times: list[float] = []
+    happened: list[Fault] = []
     for at, fault in faults:
         time.sleep(max(0.0, at - (time.monotonic() - started)))
-        fault_times.append(time.time())
-        fault()
-    time.sleep(max(0.0, duration_s - (time.monotonic() - started)))
+        began = time.time()
+        struck = fault()
+        happened.append(Fault(began, time.time(), struck))
+    settled = time.time() - happened[-1].ended
+    time.sleep(max(0.0, duration_s - (time.monotonic() - started), settle_s - settled))
     for load in loads:
         load.stop()
+    first = happened[0]
     outcomes = [
-        await_all(cluster.gateway_url, load, app.expected, fault_times[0])
+        await_all(cluster.gateway_url, load, app.expected, first)
         for app, load in zip(apps, loads, strict=True)
     ]
     for app, load, outcome in zip(apps, loads, outcomes, strict=True):
         print(
-            outcome.report(f"{app.name}: {name}", fault_times[0]),
+            outcome.report(f"{app.name}: {name}", first.began),
             f"refused {len(load.refused)}, busy (429, retried later) {load.busy}",
+            *(
+                f"\n  refused at {at - first.began:+.2f} s: {why[:120]}"
+                for at, why in list(zip(load.refused_at, load.refused, strict=True))[:5]
+            ),
         )
     for app, load, outcome in zip(apps, loads, outcomes, strict=True):
         floor = int(app.min_accepted * min_share)
         assert outcome.accepted >= floor, f"{app.name}: too little load: {load.refused[:5]}"
         assert not outcome.lost, f"{app.name}: {len(outcome.lost)} lost, e.g. {outcome.lost[:3]}"
         assert not outcome.wrong, (app.name, outcome.wrong[:3])
-    return outcomes, loads, fault_times
+        assert outcome.proof.in_flight >= 1, f"{app.name}: no execution was in flight at the fault"
+        most = 1 + app.reruns_per_fault * len(faults)
+        assert outcome.proof.most_runs <= most, (
+            f"{app.name}: {outcome.proof.most_run} ran {outcome.proof.most_runs} times after "
+            f"{len(faults)} fault(s), at most {most} expected"
+        )
+    if first.struck.hosts:
+        # summed over the apps: on one app alone a host may, now and then, have had nothing
+        on_victims = sum(o.proof.on_victims for o in outcomes)
+        assert on_victims >= 1, f"{first.struck.hosts} had no execution in flight when struck"
+        assert sum(o.proof.resumed for o in outcomes) >= 1, (
+            f"of the {on_victims} executions in flight on {first.struck.hosts}, none went on"
+        )
+    return outcomes, loads, happened
 
 
 def _accepting(load: Load, in_a_row: int = 4, timeout_s: float = 90) -> None:

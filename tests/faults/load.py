@@ -1,10 +1,12 @@
 """Steady asynchronous load through nginx, and the bookkeeping of a fault test: which
-executions were accepted, how each ended, which grains ran twice (the run lines the fault
-apps print, read from their logs on every host)."""
+executions were accepted, how each ended, which grains ran twice, and the evidence that a
+fault hit work in flight (the run lines the fault apps print, with their time, read from the
+app's log on every host)."""
 
 from __future__ import annotations
 
 import re
+import statistics
 import threading
 import time
 from collections import Counter
@@ -15,8 +17,9 @@ from typing import Any
 
 import requests
 
-# what tests/faults/apps/*/grains print once per run: execution, grain (and Map item), pid
-RUN_LINE = re.compile(r"SAND-RUN (\S+) (\S+) \d+")
+# what tests/faults/apps/*/grains print once per run: execution, grain (and Map item), pid,
+# epoch ms
+RUN_LINE = re.compile(r"SAND-RUN (\S+) (\S+) \d+ (\d+)")
 
 
 @dataclass
@@ -36,7 +39,7 @@ class Load:
 
     gateway: str
     app: str
-    run_logs: list[Path]  # the app's log on every host (its sandboxes' output)
+    run_logs: dict[str, Path]  # the app's log (its sandboxes' output) by host
     rate: float = 20.0
     sleep_s: float = 0.05
     token: str = field(default="", repr=False)
@@ -96,6 +99,112 @@ class Load:
             self._stop.wait(max(0.0, next_at - time.monotonic()))
 
 
+@dataclass(frozen=True)
+class Run:
+    """One run of a grain, as a fault app's run line says: the execution, the grain (with
+    its Map item), the host whose log has the line, and when it started (epoch ms)."""
+
+    execution_id: str
+    grain: str
+    host: str
+    at_ms: int
+
+
+def read_runs(run_logs: dict[str, Path]) -> list[Run]:
+    return [
+        Run(match[1], match[2], host, int(match[3]))
+        for host, log in run_logs.items()
+        if log.exists()
+        for match in RUN_LINE.finditer(log.read_text(errors="replace"))
+    ]
+
+
+@dataclass(frozen=True)
+class Struck:
+    """What a fault's action took down: hosts whole (their work in flight must go on
+    elsewhere or after their restart) and the pids it killed."""
+
+    hosts: tuple[str, ...] = ()
+    pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A fault as it happened: when its action began and returned (epoch s; a restart
+    returns when the service is back) and what it took down."""
+
+    began: float
+    ended: float
+    struck: Struck
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What proves that a fault hit work, from the executions accepted before it began:
+    ``in_flight`` had not ended when it struck; ``on_victims`` of them had run a grain on a
+    host it took down (before it struck); ``resumed`` of those ran a grain after it (their
+    work went on, on a survivor or the restarted host). ``most_runs``: the most times one
+    grain of one execution ran (1 when nothing ran twice), ``most_run`` that grain.
+    ``added_s``: the time the fault added to the work in flight on its hosts — the latest
+    end of such an execution past when it would have ended at the steady latency (the
+    median, acceptance to end, of the executions that ended before the fault); None when
+    there is no such execution or no steady latency to compare with."""
+
+    in_flight: int
+    on_victims: int
+    resumed: int
+    most_runs: int
+    most_run: tuple[str, str] | None = None
+    added_s: float | None = None
+
+
+def evidence(
+    accepted: list[Accepted],
+    finished_ms: dict[str, int],
+    runs: list[Run],
+    fault: Fault,
+) -> Evidence:
+    """The evidence for ``fault`` (the first of a scenario: the work in flight when it struck).
+    ``finished_ms``: when each ended execution ended (epoch ms)."""
+    struck_ms = fault.began * 1000
+    in_flight = {
+        a.execution_id
+        for a in accepted
+        if a.at < fault.began and finished_ms.get(a.execution_id, 0) > struck_ms
+    }
+    victims = set(fault.struck.hosts)
+    on_victims = {
+        r.execution_id
+        for r in runs
+        if r.execution_id in in_flight and r.host in victims and r.at_ms < struck_ms
+    }
+    resumed = {r.execution_id for r in runs if r.execution_id in on_victims and r.at_ms > struck_ms}
+    mine = {a.execution_id for a in accepted}
+    per_grain = Counter((r.execution_id, r.grain) for r in runs if r.execution_id in mine)
+    most = per_grain.most_common(1)
+    steady = [
+        finished_ms[a.execution_id] / 1000 - a.at
+        for a in accepted
+        if 0 < finished_ms.get(a.execution_id, 0) <= struck_ms
+    ]
+    added = None
+    if steady and on_victims:
+        latency = statistics.median(steady)
+        added = max(
+            finished_ms[a.execution_id] / 1000 - (a.at + latency)
+            for a in accepted
+            if a.execution_id in on_victims
+        )
+    return Evidence(
+        in_flight=len(in_flight),
+        on_victims=len(on_victims),
+        resumed=len(resumed),
+        most_runs=most[0][1] if most else 0,
+        most_run=most[0][0] if most else None,
+        added_s=added,
+    )
+
+
 @dataclass
 class Outcome:
     accepted: int
@@ -103,26 +212,31 @@ class Outcome:
     lost: list[str]
     wrong: list[str]
     duplicated: int
-    # the last end of an execution accepted before the kill (epoch ms): its work was on the
-    # hosts when one died, so this is when recovery was over
+    # the last end of an execution accepted before the fault (epoch ms): its work was on the
+    # hosts when the fault struck, so this is when recovery was over
     last_recovered_ms: int
+    proof: Evidence
 
-    def report(self, name: str, kill_at: float) -> str:
-        recovery = self.last_recovered_ms / 1000 - kill_at
+    def report(self, name: str, fault_at: float) -> str:
+        recovery = self.last_recovered_ms / 1000 - fault_at
+        p = self.proof
+        added = "-" if p.added_s is None else f"{p.added_s:.2f} s"
         return (
             f"{name}: accepted {self.accepted}, completed {self.completed}, "
             f"lost {len(self.lost)}, wrong {len(self.wrong)}, duplicated grain runs "
-            f"{self.duplicated}, kill -> last result of an execution accepted before it "
-            f"{recovery:.2f} s"
+            f"{self.duplicated} (at most {p.most_runs} runs of one grain: {p.most_run}), in "
+            f"flight at the fault {p.in_flight} (on the hosts it took down {p.on_victims}, went "
+            f"on after it {p.resumed}; time the fault added to them {added}), fault -> last "
+            f"result of an execution accepted before it {recovery:.2f} s"
         )
 
 
 def await_all(
-    gateway: str, load: Load, expected: dict[str, Any], kill_at: float, timeout_s: float = 90
+    gateway: str, load: Load, expected: dict[str, Any], fault: Fault, timeout_s: float = 90
 ) -> Outcome:
-    """Polls every accepted execution until it ended or ``timeout_s`` passed; ``kill_at``
-    (epoch s) is when the first host was killed. An execution is right when it succeeded,
-    its output has every field of ``expected`` with that value, and ``n`` is its input's."""
+    """Polls every accepted execution until it ended or ``timeout_s`` passed; ``fault`` is
+    the scenario's first. An execution is right when it succeeded, its output has every
+    field of ``expected`` with that value, and ``n`` is its input's."""
     session = load.session()
     pending = {a.execution_id: a for a in load.accepted}
     ended: dict[str, dict[str, Any]] = {}
@@ -148,37 +262,67 @@ def await_all(
             wrong.append(f"{a.execution_id}: {doc}")
         elif output.get("n") != a.index:
             wrong.append(f"{a.execution_id}: input {a.index}, output {output}")
-    runs = Counter(
-        (match[1], match[2])
-        for log in load.run_logs
-        if log.exists()
-        for match in RUN_LINE.finditer(log.read_text(errors="replace"))
-    )
+    runs = read_runs(load.run_logs)
     accepted_ids = {a.execution_id for a in load.accepted}
-    duplicated = sum(n - 1 for (execution, _), n in runs.items() if execution in accepted_ids)
+    per_grain = Counter((r.execution_id, r.grain) for r in runs if r.execution_id in accepted_ids)
+    finished_ms = {eid: int(doc.get("finished_ms") or 0) for eid, doc in ended.items()}
     return Outcome(
         accepted=len(load.accepted),
         completed=len(ended),
         lost=sorted(pending),
         wrong=wrong,
-        duplicated=duplicated,
+        duplicated=sum(n - 1 for n in per_grain.values()),
         last_recovered_ms=max(
             (
-                int(ended[a.execution_id].get("finished_ms") or 0)
+                finished_ms[a.execution_id]
                 for a in load.accepted
-                if a.at <= kill_at and a.execution_id in ended
+                if a.at <= fault.began and a.execution_id in finished_ms
             ),
             default=0,
         ),
+        proof=evidence(load.accepted, finished_ms, runs, fault),
     )
 
 
-def recovery_timeline(agent_logs: list[Path], kill_at: float) -> str:
-    """When, after ``kill_at`` (epoch s), the surviving agents' logs say their partitions
-    moved and they replayed lost work: where the recovery time goes."""
+@dataclass(frozen=True)
+class Recovery:
+    """What the agents' logs say after a fault: when partitions first moved and when the
+    first and last of a lost host's events was taken over (seconds after the fault), and
+    each host's count of events taken over (replayed when the lost host had taken them,
+    delivered when it had not)."""
+
+    moved_s: float | None
+    first_taken_s: float | None
+    last_taken_s: float | None
+    taken_over: dict[str, int]
+
+    def __str__(self) -> str:
+        def shown(value: float | None) -> str:
+            return "never" if value is None else f"+{value:.2f} s"
+
+        counts = ", ".join(f"{host} {n}" for host, n in sorted(self.taken_over.items()))
+        return (
+            f"after the fault: partitions moved {shown(self.moved_s)}, first taken over "
+            f"{shown(self.first_taken_s)}, last {shown(self.last_taken_s)}, "
+            f"events taken over {sum(self.taken_over.values())} ({counts})"
+        )
+
+
+# what an agent logs once per event of a lost host it takes over (GlobalBus)
+TAKEN_OVER = (
+    'msg="replayed an event of a lost host"',
+    'msg="delivered an event a lost host never took"',
+)
+
+
+def recovery(agent_logs: dict[str, Path], fault_at: float) -> Recovery:
+    """Reads, from each host's agent log, what happened after ``fault_at`` (epoch s): where
+    the recovery time goes, and which agents took lost work over."""
     moved: list[float] = []
-    replayed: list[float] = []
-    for log in agent_logs:
+    taken: list[float] = []
+    taken_over: dict[str, int] = {}
+    for host, log in agent_logs.items():
+        taken_over[host] = 0
         if not log.exists():
             continue
         for line in log.read_text(errors="replace").splitlines():
@@ -188,19 +332,17 @@ def recovery_timeline(agent_logs: list[Path], kill_at: float) -> str:
                 at = datetime.fromisoformat(line[3:].split(" ", 1)[0].replace("Z", "+00:00"))
             except ValueError:
                 continue
-            seconds = at.timestamp() - kill_at
+            seconds = at.timestamp() - fault_at
             if seconds < 0:
                 continue
             if 'msg="partitions assigned"' in line:
                 moved.append(seconds)
-            elif 'msg="replayed an event of a lost host"' in line:
-                replayed.append(seconds)
-
-    def shown(values: list[float], pick: Any) -> str:
-        return f"+{pick(values):.2f} s" if values else "never"
-
-    return (
-        f"after the kill: partitions moved {shown(moved, min)}, first replay "
-        f"{shown(replayed, min)}, last replay {shown(replayed, max)}, "
-        f"{len(replayed)} events replayed"
+            elif any(marker in line for marker in TAKEN_OVER):
+                taken.append(seconds)
+                taken_over[host] += 1
+    return Recovery(
+        moved_s=min(moved, default=None),
+        first_taken_s=min(taken, default=None),
+        last_taken_s=max(taken, default=None),
+        taken_over=taken_over,
     )

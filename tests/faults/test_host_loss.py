@@ -22,34 +22,42 @@ from tests.faults.conftest import (
     await_everywhere,
     run_with_faults,
 )
-from tests.faults.load import recovery_timeline
+from tests.faults.kills import kill_host
+from tests.faults.load import Fault, Struck, recovery
 from tests.integration.multihost import MultiHostCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 
-def _agent_logs(cluster: MultiHostCluster) -> list[Path]:
-    return [cluster.config.state_dir / "hosts" / h / "logs" / "host-agent.log" for h in HOSTS]
+def _agent_logs(cluster: MultiHostCluster) -> dict[str, Path]:
+    return {h: cluster.config.state_dir / "hosts" / h / "logs" / "host-agent.log" for h in HOSTS}
 
 
-def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], None]:
-    def kill() -> None:
-        cluster.kill_host(host)
+def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], Struck]:
+    return lambda: kill_host(cluster, host)
 
-    return kill
+
+def _survivors_took_over(cluster: MultiHostCluster, faults: list[Fault]) -> None:
+    """Prints where the recovery time went and asserts that the hosts left alive took the
+    dead ones' work over (replayed what they had taken, delivered what they had not)."""
+    report = recovery(_agent_logs(cluster), faults[0].began)
+    print(report)
+    dead = {host for fault in faults for host in fault.struck.hosts}
+    by_survivors = sum(n for host, n in report.taken_over.items() if host not in dead)
+    assert by_survivors >= 1, f"no survivor took over any event of {sorted(dead)}: {report}"
 
 
 @pytest.mark.timeout(300 * ROUNDS)
 def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(cluster: MultiHostCluster) -> None:
     for n in range(ROUNDS):
         victim = random.choice(HOSTS)
-        _, _, killed = run_with_faults(
+        _, _, faults = run_with_faults(
             cluster,
             f"{victim} killed (round {n + 1})",
             [(random.uniform(2, 5), _kill(cluster, victim))],
             apps=BOTH_APPS,
         )
-        print(recovery_timeline(_agent_logs(cluster), killed[0]))
+        _survivors_took_over(cluster, faults)
         cluster.up()
         await_everywhere(cluster)
 
@@ -64,12 +72,12 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
     for n in range(ROUNDS):
         first, second, _ = random.sample(HOSTS, 3)
         at = random.uniform(2, 3.5)
-        _, _, killed = run_with_faults(
+        _, _, faults = run_with_faults(
             cluster,
             f"{first} killed, then {second} while recovering (round {n + 1})",
             [(at, _kill(cluster, first)), (at + random.uniform(3, 4.5), _kill(cluster, second))],
             apps=BOTH_APPS,
         )
-        print(recovery_timeline(_agent_logs(cluster), killed[0]))
+        _survivors_took_over(cluster, faults)
         cluster.up()
         await_everywhere(cluster)

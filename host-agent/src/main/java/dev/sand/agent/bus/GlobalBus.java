@@ -277,6 +277,12 @@ public final class GlobalBus implements AutoCloseable {
       deliver(bus, event);
       flags.adopt(orphan.eventId(), incarnation, event);
       delivered.incrementAndGet();
+      // once per orphan, on recovery only: the fault tests count these with the replays
+      LOG.atInfo()
+          .addKeyValue("execution_id", event.getExecution_id())
+          .addKeyValue("app", event.getApp())
+          .addKeyValue("grain", event.getTarget_grain())
+          .log("delivered an event a lost host never took");
       return;
     }
     int attempt = event.getAttempt() + 1;

@@ -1,0 +1,66 @@
+"""Faults that prove they struck. Each returns a ``Struck`` naming the hosts it took down and
+the pids it killed, and asserts, before it returns, that those processes existed and are
+gone: a kill that hit nothing fails the test instead of passing it with "0 lost"."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import psutil
+
+from tests.faults.load import Struck
+from tests.integration.conftest import our_processes
+from tests.integration.multihost import MultiHostCluster
+
+_GONE_WITHIN_S = 10.0
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (a zombie has ended: it only waits to be reaped)."""
+    alive = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return alive
+
+
+def _assert_gone(pids: list[int], what: str) -> None:
+    deadline = time.monotonic() + _GONE_WITHIN_S
+    while (alive := _alive(pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive, f"{what}: still running after {_GONE_WITHIN_S} s: {alive}"
+
+
+def kill_host(cluster: MultiHostCluster, host: str) -> Struck:
+    """``kill -9`` every process of ``host``: its agent, its Redis, its sandboxes."""
+    own = {kind: cluster.supervisor.pid(f"{host}/{kind}") for kind in ("host-agent", "redis")}
+    assert all(own.values()), f"{host} is not running: {own}"
+    pids = cluster.kill_host(host)
+    missed = [kind for kind, pid in own.items() if pid not in pids]
+    assert not missed, f"killing {host} did not hit its {missed}: {pids}"
+    _assert_gone(pids, f"{host} killed")
+    return Struck(hosts=(host,), pids=tuple(pids))
+
+
+def kill_service(cluster: MultiHostCluster, name: str) -> Struck:
+    """``kill -9`` the shared service ``name`` (kafka, cassandra, frontend-1, ...)."""
+    pid = cluster.status().to_json()["services"][name]["pid"]
+    assert pid and _alive([pid]), f"{name} is not running (pid {pid})"
+    psutil.Process(pid).send_signal(signal.SIGKILL)
+    _assert_gone([pid], f"{name} killed")
+    return Struck(pids=(pid,))
+
+
+def stop_cluster(cluster: MultiHostCluster) -> Struck:
+    """``sand down`` of the whole cluster: every process of it stopped (every host's work
+    with it)."""
+    running = [p.pid for p in our_processes(cluster.config)]
+    assert running, "the cluster was not running"
+    cluster.down()
+    _assert_gone(running, "the cluster stopped")
+    hosts = tuple(plan.id for plan in cluster.config.host_plans)
+    return Struck(hosts=hosts, pids=tuple(running))
