@@ -19,11 +19,18 @@ import java.util.function.LongSupplier;
  * stops working at once; the TTL bounds how long a frontend that missed a flush (unreachable at
  * that moment) could go on accepting one.
  *
+ * <p>When a known token's entry has expired and the lookup is {@link Unavailable} (the data layer
+ * restarting, or an agent's Cassandra session busy with the backlog it writes after one), the entry
+ * is still served for {@link #STALE_IF_UNAVAILABLE}: a blip of the data layer does not refuse every
+ * client whose token was just checked. A revocation cannot land meanwhile (it is a write to the
+ * same data layer), and a flush still forgets the entry at once.
+ *
  * <p>Thread-safe. {@link #authenticate} blocks on a cache miss.
  */
 final class Authenticator {
   static final Duration KNOWN_TTL = Duration.ofSeconds(60);
   static final Duration UNKNOWN_TTL = Duration.ofSeconds(1);
+  static final Duration STALE_IF_UNAVAILABLE = Duration.ofMinutes(2);
   private static final int MAX_ENTRIES = 10_000;
   private static final String BEARER = "Bearer ";
 
@@ -74,7 +81,8 @@ final class Authenticator {
    * absent).
    *
    * @throws Refused saying what is wrong with the header or the token
-   * @throws Unavailable when the token is not cached and cannot be looked up now
+   * @throws Unavailable when the token is not cached (or its entry expired longer than {@link
+   *     #STALE_IF_UNAVAILABLE} ago) and cannot be looked up now
    */
   Caller authenticate(String authorization) throws Refused {
     if (authorization == null || authorization.isBlank()) {
@@ -94,7 +102,17 @@ final class Authenticator {
     Entry cached = cache.get(hash);
     if (cached == null || now - cached.untilNanos() >= 0) {
       long before = generation.get();
-      Optional<Caller> found = lookup.find(hash);
+      Optional<Caller> found;
+      try {
+        found = lookup.find(hash);
+      } catch (Unavailable e) {
+        if (cached != null
+            && cached.caller().isPresent()
+            && now - cached.untilNanos() < STALE_IF_UNAVAILABLE.toNanos()) {
+          return cached.caller().get();
+        }
+        throw e;
+      }
       Duration ttl = found.isPresent() ? KNOWN_TTL : UNKNOWN_TTL;
       cached = new Entry(found, now + ttl.toNanos());
       if (cache.size() >= MAX_ENTRIES) {
