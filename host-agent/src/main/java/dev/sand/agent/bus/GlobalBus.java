@@ -216,6 +216,15 @@ public final class GlobalBus implements AutoCloseable {
 
   /** Puts {@code event} on the local bus: its PROCESSING copy first, then the event. */
   private void deliver(RedisLocalBus bus, EventMessage event) {
+    deliver(bus, event, false);
+  }
+
+  /**
+   * As {@link #deliver(RedisLocalBus, EventMessage)}; {@code ahead}: at the head of its grain's
+   * queue. A lost host's work is taken over ahead of the new work already queued here: it has
+   * waited since before the host died, and the time it waits is what a host loss adds.
+   */
+  private void deliver(RedisLocalBus bus, EventMessage event, boolean ahead) {
     if (!host.isDeployed(event.getApp())) {
       LOG.atWarn()
           .addKeyValue("execution_id", event.getExecution_id())
@@ -231,6 +240,8 @@ public final class GlobalBus implements AutoCloseable {
       byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);
       double due = event.getDeadline_ms();
       bus.call("ZADD " + Keys.timers(), c -> c.zadd(key, due, EventCodec.encode(queued)));
+    } else if (ahead) {
+      bus.pushFirst(Keys.grain(event.getApp(), event.getTarget_grain()), queued);
     } else {
       bus.push(Keys.grain(event.getApp(), event.getTarget_grain()), queued);
     }
@@ -274,7 +285,7 @@ public final class GlobalBus implements AutoCloseable {
     }
     if (orphan.incarnation().isEmpty()) {
       // delivered through Kafka and never taken: deliver it now, as a first attempt
-      deliver(bus, event);
+      deliver(bus, event, true);
       flags.adopt(orphan.eventId(), incarnation, event);
       delivered.incrementAndGet();
       // once per orphan, on recovery only: the fault tests count these with the replays
@@ -299,7 +310,7 @@ public final class GlobalBus implements AutoCloseable {
       return;
     }
     EventMessage again = event.deepCopy().setAttempt(attempt).setHost(hostId);
-    deliver(bus, again);
+    deliver(bus, again, true);
     flags.adopt(orphan.eventId(), incarnation, again);
     replayed.incrementAndGet();
     LOG.atInfo()

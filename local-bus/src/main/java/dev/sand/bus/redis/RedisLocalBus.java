@@ -117,6 +117,16 @@ public final class RedisLocalBus implements AutoCloseable {
   }
 
   /**
+   * Puts {@code event} at the head of the FIFO {@code queue} (RPUSH; consumers BRPOP): it is taken
+   * before everything already queued. Blocks until Redis acknowledged.
+   *
+   * @throws LocalBusException when Redis refuses or is unreachable
+   */
+  public void pushFirst(String queue, EventMessage event) {
+    call("RPUSH " + queue, c -> c.rpush(bytes(queue), EventCodec.encode(event)));
+  }
+
+  /**
    * Appends raw bytes to {@code queue} (LPUSH). Blocks until Redis acknowledged.
    *
    * @throws LocalBusException when Redis refuses or is unreachable
