@@ -144,7 +144,8 @@ class Evidence:
     ``in_flight`` had not ended when it struck; ``on_victims`` of them had run a grain on a
     host it took down (before it struck); ``resumed`` of those ran a grain after it (their
     work went on, on a survivor or the restarted host). ``most_runs``: the most times one
-    grain of one execution ran (1 when nothing ran twice), ``most_run`` that grain.
+    grain of one execution ran (1 when nothing ran twice), ``most_run`` that grain,
+    ``duplicated`` the runs past the first of every grain of every execution.
     ``added_s``: the time the fault added to the work in flight on its hosts — the latest
     end of such an execution past when it would have ended at the steady latency (the
     median, acceptance to end, of the executions that ended before the fault); None when
@@ -155,6 +156,7 @@ class Evidence:
     resumed: int
     most_runs: int
     most_run: tuple[str, str] | None = None
+    duplicated: int = 0
     added_s: float | None = None
 
 
@@ -201,6 +203,7 @@ def evidence(
         resumed=len(resumed),
         most_runs=most[0][1] if most else 0,
         most_run=most[0][0] if most else None,
+        duplicated=sum(n - 1 for n in per_grain.values()),
         added_s=added,
     )
 
@@ -211,7 +214,6 @@ class Outcome:
     completed: int
     lost: list[str]
     wrong: list[str]
-    duplicated: int
     # the last end of an execution accepted before the fault (epoch ms): its work was on the
     # hosts when the fault struck, so this is when recovery was over
     last_recovered_ms: int
@@ -224,7 +226,7 @@ class Outcome:
         return (
             f"{name}: accepted {self.accepted}, completed {self.completed}, "
             f"lost {len(self.lost)}, wrong {len(self.wrong)}, duplicated grain runs "
-            f"{self.duplicated} (at most {p.most_runs} runs of one grain: {p.most_run}), in "
+            f"{p.duplicated} (at most {p.most_runs} runs of one grain: {p.most_run}), in "
             f"flight at the fault {p.in_flight} (on the hosts it took down {p.on_victims}, went "
             f"on after it {p.resumed}; time the fault added to them {added}), fault -> last "
             f"result of an execution accepted before it {recovery:.2f} s"
@@ -262,16 +264,12 @@ def await_all(
             wrong.append(f"{a.execution_id}: {doc}")
         elif output.get("n") != a.index:
             wrong.append(f"{a.execution_id}: input {a.index}, output {output}")
-    runs = read_runs(load.run_logs)
-    accepted_ids = {a.execution_id for a in load.accepted}
-    per_grain = Counter((r.execution_id, r.grain) for r in runs if r.execution_id in accepted_ids)
     finished_ms = {eid: int(doc.get("finished_ms") or 0) for eid, doc in ended.items()}
     return Outcome(
         accepted=len(load.accepted),
         completed=len(ended),
         lost=sorted(pending),
         wrong=wrong,
-        duplicated=sum(n - 1 for n in per_grain.values()),
         last_recovered_ms=max(
             (
                 finished_ms[a.execution_id]
@@ -280,7 +278,7 @@ def await_all(
             ),
             default=0,
         ),
-        proof=evidence(load.accepted, finished_ms, runs, fault),
+        proof=evidence(load.accepted, finished_ms, read_runs(load.run_logs), fault),
     )
 
 

@@ -209,20 +209,16 @@ public final class GlobalBus implements AutoCloseable {
     Header header = record.headers().lastHeader(Topics.INCARNATION_HEADER);
     String by = header == null ? "" : new String(header.value(), StandardCharsets.UTF_8);
     if (flags.read(record.offset(), event, by, incarnation, nowMs())) {
-      deliver(bus, event);
+      deliver(bus, event, false);
       delivered.incrementAndGet();
     }
   }
 
-  /** Puts {@code event} on the local bus: its PROCESSING copy first, then the event. */
-  private void deliver(RedisLocalBus bus, EventMessage event) {
-    deliver(bus, event, false);
-  }
-
   /**
-   * As {@link #deliver(RedisLocalBus, EventMessage)}; {@code ahead}: at the head of its grain's
-   * queue. A lost host's work is taken over ahead of the new work already queued here: it has
-   * waited since before the host died, and the time it waits is what a host loss adds.
+   * Puts {@code event} on the local bus: its PROCESSING copy first, then the event; {@code ahead}:
+   * at the head of its grain's queue. A lost host's work is taken over ahead of the new work
+   * already queued here: it has waited since before the host died, and the time it waits is what a
+   * host loss adds.
    */
   private void deliver(RedisLocalBus bus, EventMessage event, boolean ahead) {
     if (!host.isDeployed(event.getApp())) {
