@@ -22,20 +22,21 @@ _FAULTS = _TESTS / "faults"
 # xdist reorders the groups by their number of tests (the many short conformance cases
 # first, these last).
 LONGEST_FIRST = [
-    "tests/faults",
+    "tests/faults",  # in the parallel phase: the replicated cluster's module (~4 min)
     "tests/integration/test_multihost.py",
-    "tests/integration/test_apps_e2e.py",
-    "tests/integration/test_placement.py",
     "tests/integration/test_triggers.py",
-    "tests/integration/test_sandbox_attacks.py",
+    "tests/integration/test_apps_e2e.py",
     "tests/integration/test_api_fuzz.py",
-    "tests/integration/test_global_data.py",
-    "tests/integration/test_conformance_cluster.py",
     "tests/integration/test_gui.py",
-    "tests/integration/test_cluster_lifecycle.py",
+    "tests/integration/test_placement.py",
+    "tests/integration/test_conformance_cluster.py",
     "tests/integration/test_gui_triggers.py",
-    "tests/integration/test_sandbox_lifecycle.py",
+    "tests/integration/test_global_data.py",
+    "tests/integration/test_cluster_lifecycle.py",
+    "tests/integration/test_gateway_refusals.py",
+    "tests/integration/test_sandbox_attacks.py",
     "tests/integration/test_clean_install.py",
+    "tests/integration/test_sandbox_lifecycle.py",
 ]
 
 

@@ -17,7 +17,7 @@ import pytest
 import requests
 from sand.client import SandClient
 
-from tests.faults.load import Fault, Load, Outcome, Struck, await_all
+from tests.faults.load import Fault, Load, Outcome, Struck, await_all, recovery
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
 APPS = Path(__file__).parent / "apps"
@@ -112,28 +112,36 @@ def await_everywhere(
 
 
 @pytest.fixture(autouse=True)
-def whole_after(cluster: MultiHostCluster) -> Iterator[None]:
+def whole_after(request: pytest.FixtureRequest) -> Iterator[None]:
     """A scenario that failed half-way may leave a host or a service down: the next one
-    starts on the whole cluster."""
+    starts on the whole cluster (the cluster the test used: this directory's, or a module's
+    own, like the replicated one's)."""
     yield
-    cluster.up()
-    await_everywhere(cluster)
+    if "cluster" in request.fixturenames:
+        cluster: MultiHostCluster = request.getfixturevalue("cluster")
+        cluster.up()
+        await_everywhere(cluster)
 
 
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[MultiHostCluster]:
     with multihost_cluster(_state_dir(), hosts=len(HOSTS)) as running:
-        client = SandClient(running.gateway_url, token=running.admin_token)
-        for app in (RELAY, FANOUT):
-            _DEPLOYED[app.name] = int(client.deploy(APPS / app.name, backend="process")["version"])
-        await_everywhere(running)
-        # a fresh stack is slow at first (JIT, topic metadata): warm it, so that the first
-        # scenario's load is a steady one
-        for n in range(40):
-            client.invoke("relay", {"n": n, "sleep_s": 0})
-        for n in range(10):
-            client.invoke("fanout", {"n": n, "sleep_s": 0})
+        deploy_fault_apps(running)
         yield running
+
+
+def deploy_fault_apps(cluster: MultiHostCluster) -> None:
+    """Deploys the relay and fanout apps, waits until every host runs them, and warms the
+    stack: a fresh one is slow at first (JIT, topic metadata), and the first scenario's load
+    must be a steady one."""
+    client = SandClient(cluster.gateway_url, token=cluster.admin_token)
+    for app in (RELAY, FANOUT):
+        _DEPLOYED[app.name] = int(client.deploy(APPS / app.name, backend="process")["version"])
+    await_everywhere(cluster)
+    for n in range(40):
+        client.invoke("relay", {"n": n, "sleep_s": 0})
+    for n in range(10):
+        client.invoke("fanout", {"n": n, "sleep_s": 0})
 
 
 def run_with_faults(
@@ -254,3 +262,17 @@ def deploy_everywhere(cluster: MultiHostCluster, app_dir: Path, timeout_s: float
     name = app_dir.name  # the apps deployed this way are named after their directory
     _DEPLOYED[name] = version
     await_everywhere(cluster, (AppUnderLoad(name, 0.0, 0.0, {}, 0),), timeout_s)
+
+
+def _agent_logs(cluster: MultiHostCluster) -> dict[str, Path]:
+    return {h: cluster.config.state_dir / "hosts" / h / "logs" / "host-agent.log" for h in HOSTS}
+
+
+def survivors_took_over(cluster: MultiHostCluster, faults: list[Fault]) -> None:
+    """Prints where the recovery time went and asserts that the hosts left alive took the
+    dead ones' work over (replayed what they had taken, delivered what they had not)."""
+    report = recovery(_agent_logs(cluster), faults[0].began)
+    print(report)
+    dead = {host for fault in faults for host in fault.struck.hosts}
+    by_survivors = sum(n for host, n in report.taken_over.items() if host not in dead)
+    assert by_survivors >= 1, f"no survivor took over any event of {sorted(dead)}: {report}"

@@ -8,6 +8,7 @@ import signal
 import time
 
 import psutil
+from sand.cluster.services import STORE_KINDS
 
 from tests.faults.load import Struck
 from tests.integration.conftest import our_processes
@@ -36,8 +37,10 @@ def _assert_gone(pids: list[int], what: str) -> None:
 
 
 def kill_host(cluster: MultiHostCluster, host: str) -> Struck:
-    """``kill -9`` every process of ``host``: its agent, its Redis, its sandboxes."""
-    own = {kind: cluster.supervisor.pid(f"{host}/{kind}") for kind in ("host-agent", "redis")}
+    """``kill -9`` every process of ``host``: its agent, its Redis, its sandboxes, and on a
+    replicated cluster its Kafka broker and Cassandra node."""
+    kinds = ("host-agent", "redis", *(STORE_KINDS if cluster.config.replicated else ()))
+    own = {kind: cluster.supervisor.pid(f"{host}/{kind}") for kind in kinds}
     assert all(own.values()), f"{host} is not running: {own}"
     pids = cluster.kill_host(host)
     missed = [kind for kind, pid in own.items() if pid not in pids]
@@ -47,8 +50,8 @@ def kill_host(cluster: MultiHostCluster, host: str) -> Struck:
 
 
 def kill_service(cluster: MultiHostCluster, name: str) -> Struck:
-    """``kill -9`` the shared service ``name`` (kafka, cassandra, frontend-1, ...)."""
-    pid = cluster.status().to_json()["services"][name]["pid"]
+    """``kill -9`` the service ``name`` (kafka, cassandra, frontend-1, host-2/kafka, ...)."""
+    pid = cluster.supervisor.pid(name)
     assert pid and _alive([pid]), f"{name} is not running (pid {pid})"
     psutil.Process(pid).send_signal(signal.SIGKILL)
     _assert_gone([pid], f"{name} killed")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -21,30 +20,17 @@ from tests.faults.conftest import (
     ROUNDS,
     await_everywhere,
     run_with_faults,
+    survivors_took_over,
 )
 from tests.faults.kills import kill_host
-from tests.faults.load import Fault, Struck, recovery
+from tests.faults.load import Struck
 from tests.integration.multihost import MultiHostCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 
-def _agent_logs(cluster: MultiHostCluster) -> dict[str, Path]:
-    return {h: cluster.config.state_dir / "hosts" / h / "logs" / "host-agent.log" for h in HOSTS}
-
-
 def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], Struck]:
     return lambda: kill_host(cluster, host)
-
-
-def _survivors_took_over(cluster: MultiHostCluster, faults: list[Fault]) -> None:
-    """Prints where the recovery time went and asserts that the hosts left alive took the
-    dead ones' work over (replayed what they had taken, delivered what they had not)."""
-    report = recovery(_agent_logs(cluster), faults[0].began)
-    print(report)
-    dead = {host for fault in faults for host in fault.struck.hosts}
-    by_survivors = sum(n for host, n in report.taken_over.items() if host not in dead)
-    assert by_survivors >= 1, f"no survivor took over any event of {sorted(dead)}: {report}"
 
 
 @pytest.mark.timeout(300 * ROUNDS)
@@ -57,7 +43,7 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(cluster: MultiHostCluste
             [(random.uniform(2, 5), _kill(cluster, victim))],
             apps=BOTH_APPS,
         )
-        _survivors_took_over(cluster, faults)
+        survivors_took_over(cluster, faults)
         cluster.up()
         await_everywhere(cluster)
 
@@ -78,6 +64,6 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
             [(at, _kill(cluster, first)), (at + random.uniform(3, 4.5), _kill(cluster, second))],
             apps=BOTH_APPS,
         )
-        _survivors_took_over(cluster, faults)
+        survivors_took_over(cluster, faults)
         cluster.up()
         await_everywhere(cluster)

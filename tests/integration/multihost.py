@@ -151,6 +151,7 @@ def write_config_file(config: ClusterConfig) -> Path:
         "cluster": {
             "state_dir": str(config.state_dir),
             "hosts": config.host_count,
+            "replicated": config.replicated,
             "subnet": config.subnet,
             "ready_timeout_s": config.ready_timeout_s,
             "quick_jit": config.quick_jit,

@@ -60,6 +60,7 @@ CONFIG_MAX_RETENTION_DAYS: Final[int] = _c.CONFIG_MAX_RETENTION_DAYS
 CONFIG_MIN_CPU_WEIGHT: Final[int] = _c.CONFIG_MIN_CPU_WEIGHT
 CONFIG_MAX_CPU_WEIGHT: Final[int] = _c.CONFIG_MAX_CPU_WEIGHT
 CONFIG_MAX_PAYLOAD_KB: Final[int] = _c.CONFIG_MAX_PAYLOAD_KB
+CONFIG_MAX_HOSTS: Final[int] = _c.CONFIG_MAX_HOSTS
 
 # -- the global data layer (reached through the host agent) ------------------------------------
 GDATA_MAX_VALUE_BYTES: Final[int] = _c.GDATA_MAX_VALUE_BYTES

@@ -141,6 +141,7 @@ def test_bounds_areTheContractsConstants() -> None:
         "CONFIG_MIN_CPU_WEIGHT",
         "CONFIG_MAX_CPU_WEIGHT",
         "CONFIG_MAX_PAYLOAD_KB",
+        "CONFIG_MAX_HOSTS",
     }
 
 

@@ -333,3 +333,59 @@ def test_down_stopsALayerAtATime_fromTheTop_aLayersServicesAtOnce(tmp_path: Path
     # at once: each store began before the other ended
     assert at("store-a", "begin") < at("store-b", "end")
     assert at("store-b", "begin") < at("store-a", "end")
+
+
+@pytest.mark.timeout(30)
+def test_up_startsAServiceOnlyOnceWhatItComesAfterIsReady_oneAlreadyRunningIsNotWaitedFor(
+    tmp_path: Path,
+) -> None:
+    """A replicated cluster's Cassandra nodes join one at a time (decision 0042): a service
+    whose ``after`` names another that this up starts is spawned once that one is ready;
+    the others start at once. On the next up, with the first still running, the second
+    starts without waiting for anything."""
+    config = _config(tmp_path, ready_timeout_s=10)
+    ready_after = (
+        "import sys, time; time.sleep(float(sys.argv[1])); print('READY', flush=True); "
+        "time.sleep(60)"
+    )
+
+    def spec(name: str, ready_s: float, after: tuple[str, ...] = ()) -> ServiceSpec:
+        base = _spec(config, name, ready_after, ready_marker="READY", after=after)
+        return dataclasses.replace(base, argv=(*base.argv, str(ready_s)))
+
+    first, second, other = spec("first", 1.0), spec("second", 0.2, ("first",)), spec("o", 0.2)
+    sup = Supervisor(config, [first, second, other])
+    try:
+        started = {s.name: s for s in sup.up()}
+        created = {name: psutil.Process(s.pid).create_time() for name, s in started.items()}
+        assert created["second"] - created["first"] >= 0.9  # spawned once first was ready
+        assert abs(created["o"] - created["first"]) < 0.5  # not held back
+        second_pid = started["second"].pid
+        psutil.Process(second_pid).kill()
+        psutil.Process(second_pid).wait(5)
+        again = {s.name: s for s in sup.up()}
+        assert again["first"].already_running and not again["second"].already_running
+        assert again["second"].ready_s < 0.9
+    finally:
+        sup.down()
+
+
+@pytest.mark.timeout(30)
+def test_up_aServiceItComesAfterFails_isNotStarted_andNothingIsLeft(tmp_path: Path) -> None:
+    """When what a service waits for fails, the service is never spawned and up fails
+    naming the one that failed."""
+    config = _config(tmp_path, ready_timeout_s=2)
+    marker = tmp_path / "second-ran"
+    never = _spec(config, "first", "import time; time.sleep(60)", ready_marker="READY")
+    second = _spec(
+        config,
+        "second",
+        f"import pathlib; pathlib.Path({str(marker)!r}).touch(); print('READY', flush=True)",
+        ready_marker="READY",
+        after=("first",),
+    )
+    sup = Supervisor(config, [never, second])
+    with pytest.raises(StartError, match="first: not ready within 2 s"):
+        sup.up()
+    assert not marker.exists()
+    assert sup.pid("first") is None and sup.pid("second") is None

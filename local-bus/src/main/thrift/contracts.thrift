@@ -175,6 +175,8 @@ const i32 CONFIG_MAX_RETENTION_DAYS = 3650   // executions.retention_days
 const i32 CONFIG_MIN_CPU_WEIGHT = 1          // sandbox.cpu_weight, max_cpu_weight and an app's
 const i32 CONFIG_MAX_CPU_WEIGHT = 10000      //   cpu_weight: cgroup v2's cpu.weight range
 const i32 CONFIG_MAX_PAYLOAD_KB = 10240      // frontend.max_payload_kb
+const i32 CONFIG_MAX_HOSTS = 8               // cluster.hosts; also the most replicas of a row
+                                             //   (cassandra.replication_factor in cluster.json)
 
 // -- identity (decision 0017): users, bearer tokens, the frontends' word to the host agents --
 const string NAME_USER = "[a-z][a-z0-9-]{0,31}"          // a user name

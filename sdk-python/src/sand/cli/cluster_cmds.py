@@ -49,12 +49,18 @@ config_option = click.option(
 )
 
 
-def cluster_config(config_file: Path | None, hosts: int | None = None) -> ClusterConfig:
+def cluster_config(
+    config_file: Path | None, hosts: int | None = None, replicated: bool | None = None
+) -> ClusterConfig:
     """Load the config or exit 2 with the message (no traceback); ``hosts`` (from
-    ``--hosts``) overrides every layer."""
-    overrides = {"cluster": {"hosts": hosts}} if hosts is not None else None
+    ``--hosts``) and ``replicated`` (``--replicated``) override every layer."""
+    cluster: dict[str, object] = {}
+    if hosts is not None:
+        cluster["hosts"] = hosts
+    if replicated is not None:
+        cluster["replicated"] = replicated
     try:
-        return load_config(config_file, overrides=overrides)
+        return load_config(config_file, overrides={"cluster": cluster} if cluster else None)
     except ConfigError as exc:
         raise click.ClickException(f"configuration: {exc}") from exc
 
@@ -104,14 +110,21 @@ def _import_image(config: ClusterConfig) -> None:
     help="SAND hosts on this machine, 1..8 (default: [cluster] hosts, 1); each of "
     "several runs its Redis and agent in a network namespace of its own.",
 )
+@click.option(
+    "--replicated/--no-replicated",
+    default=None,
+    help="Each host also runs a Kafka broker and a Cassandra node of its own: topics and "
+    "the keyspace keep 3 replicas, so the cluster loses nothing when a host dies; needs "
+    "--hosts 3 or more (default: [cluster] replicated, false).",
+)
 @json_option
-def up(config_file: Path | None, hosts: int | None, as_json: bool) -> None:
+def up(config_file: Path | None, hosts: int | None, replicated: bool | None, as_json: bool) -> None:
     """Start the cluster and wait until every service is healthy.
 
     Idempotent: starts only what is not running (a killed host's Redis and agent). Without
-    --hosts, and with no number of hosts configured, keeps that of the running cluster."""
-    config = cluster_config(config_file, hosts)
-    if hosts is None and not _hosts_configured(config_file):
+    --hosts (or --replicated), and with none configured, keeps the running cluster's."""
+    config = cluster_config(config_file, hosts, replicated)
+    if hosts is None and replicated is None and not _hosts_configured(config_file):
         config = running_config(config)
     sup = supervisor(config)
     started_at = time.monotonic()
@@ -233,8 +246,9 @@ def kill_host(config_file: Path | None, host: str, signal_name: str, as_json: bo
     """Fault injection: signal every process of one host, as if the machine died.
 
     Every process in the host's network namespace (its Redis, its agent, process
-    sandboxes) and every process of its containers. Shared services and other hosts
-    are left alone; `sand up` restarts the host's Redis and agent."""
+    sandboxes; on a replicated cluster its Kafka broker and Cassandra node) and every
+    process of its containers. Shared services and other hosts are left alone; `sand up`
+    restarts what the host ran."""
     try:
         sig = signal.Signals["SIG" + signal_name.upper().removeprefix("SIG")]
     except KeyError:

@@ -56,10 +56,11 @@ def cluster_document(config: ClusterConfig, plan: HostPlan, state_dir: Path) -> 
         "redis": {"socket": str(plan.redis_socket), "password": config.redis_password},
         "kafka": {"bootstrap": config.kafka_bootstrap},
         "cassandra": {
-            "contact_point": config.cassandra_contact_point,
+            "contact_point": config.contact_point_of(plan),
             "datacenter": "datacenter1",
             "keyspace": "sand",
             "execution_retention_days": config.execution_retention_days,
+            "replication_factor": config.replication_factor,
         },
         "docker": {"host": config.docker_url, "enabled": config.docker_mode != "off"},
         "frontend": {

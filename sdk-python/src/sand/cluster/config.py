@@ -26,6 +26,8 @@ MAX_QUEUED = contracts.CONFIG_MAX_QUEUED
 MAX_RETRY_AFTER_S = contracts.CONFIG_MAX_RETRY_AFTER_S
 MAX_PAYLOAD_KB = contracts.CONFIG_MAX_PAYLOAD_KB
 
+# replicas of each partition and row on a replicated cluster; writes wait for a majority (2)
+REPLICAS = 3
 _DEFAULTS = Path(__file__).with_name("defaults.toml")
 _DOCKER_MODES = ("managed", "external", "off")
 _BACKENDS = ("docker", "process")
@@ -127,6 +129,7 @@ class ClusterConfig:
     sandbox_tmp_size_mb: int = 64
     sandbox_limits: SandboxLimits = field(default_factory=SandboxLimits)
     host_count: int = 1  # [cluster] hosts
+    replicated: bool = False  # [cluster] replicated: a broker and a node on every host
     subnet: str = ""  # [cluster] subnet; "" = derived from the state dir
     otlp_endpoint: str = ""  # [tracing] otlp_endpoint; "" = spans are not exported
     execution_retention_days: int = 30  # [executions] retention_days
@@ -210,12 +213,33 @@ class ClusterConfig:
         return self.docker_host
 
     @property
+    def replication_factor(self) -> int:
+        """Replicas of each topic partition and keyspace row: 3 when replicated, else 1."""
+        return REPLICAS if self.replicated else 1
+
+    @property
     def kafka_bootstrap(self) -> str:
-        return f"{self.service_ip}:{self.ports.kafka}"
+        """Every broker, ``ip:port`` joined by commas (one unless replicated)."""
+        return ",".join(f"{ip}:{self.ports.kafka}" for ip in self.store_ips)
 
     @property
     def cassandra_contact_point(self) -> str:
-        return f"{self.service_ip}:{self.ports.cassandra_cql}"
+        """The first Cassandra node (a host's agent starts from its own: ``contact_point_of``)."""
+        return self.contact_point_of(self.host_plans[0])
+
+    def contact_point_of(self, plan: HostPlan) -> str:
+        """The Cassandra node ``plan``'s agent discovers the cluster from: its host's own
+        when replicated (the driver finds the others), else the one node."""
+        ip = plan.ip if self.replicated else self.service_ip
+        return f"{ip}:{self.ports.cassandra_cql}"
+
+    @property
+    def store_ips(self) -> tuple[str, ...]:
+        """Where Kafka's brokers and Cassandra's nodes listen: the hosts' own addresses when
+        replicated (each host runs one of each), else the one shared address."""
+        if self.replicated:
+            return tuple(plan.ip for plan in self.host_plans)
+        return (self.service_ip,)
 
     @property
     def gateway_url(self) -> str:
@@ -398,6 +422,7 @@ def _build(raw: Mapping[str, Mapping[str, Any]]) -> ClusterConfig:
         sandbox_tmp_size_mb=int(_positive("sandbox.tmp_size_mb", sb["tmp_size_mb"])),
         sandbox_limits=_sandbox_limits(sb),
         host_count=_host_count(c["hosts"]),
+        replicated=_replicated(c["replicated"], c["hosts"]),
         subnet=_subnet(c["subnet"]),
         otlp_endpoint=_otlp_endpoint(raw["tracing"]["otlp_endpoint"]),
         execution_retention_days=_retention_days(raw["executions"]["retention_days"]),
@@ -496,6 +521,17 @@ def _host_count(value: Any) -> int:
             f"cluster.hosts must be a whole number from 1 to {MAX_HOSTS}, got {value!r}"
         )
     return value
+
+
+def _replicated(value: Any, hosts: Any) -> bool:
+    replicated = _flag("cluster.replicated", value)
+    if replicated and isinstance(hosts, int) and hosts < REPLICAS:
+        raise ConfigError(
+            f"cluster.replicated = true needs cluster.hosts of at least {REPLICAS} (each host "
+            f"runs one of the {REPLICAS} replicas, a majority of which must survive a host), "
+            f"got hosts = {hosts}"
+        )
+    return replicated
 
 
 def _subnet(value: Any) -> str:

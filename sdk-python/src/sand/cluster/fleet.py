@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 from sand.cluster import network
 from sand.cluster.config import ClusterConfig
-from sand.cluster.services import host_service_name
+from sand.cluster.services import STORE_KINDS, host_service_name
 from sand.cluster.supervisor import ServiceStatus, Supervisor
 from sand.cluster.topology import HostPlan
 from sand.contracts import Env
@@ -155,8 +155,9 @@ def cluster_status(supervisor: Supervisor) -> ClusterStatus:
 def kill_host(
     supervisor: Supervisor, host_id: str, sig: signal.Signals = signal.SIGKILL
 ) -> list[int]:
-    """Send ``sig`` to every process of host ``host_id``: its Redis, its agent, every
-    process of its sandboxes (every process in its namespace, and in its containers).
+    """Send ``sig`` to every process of host ``host_id``: its Redis, its agent, its Kafka
+    broker and Cassandra node when the cluster is replicated, every process of its
+    sandboxes (every process in its namespace, and in its containers).
 
     A fault-injection tool: it simulates the host dying; the shared services and the
     other hosts are left alone. With SIGKILL, blocks until the processes are gone (up to
@@ -165,10 +166,9 @@ def kill_host(
     if host_id not in plans:
         raise KeyError(f"no host {host_id!r}; hosts are {', '.join(plans)}")
     plan = plans[host_id]
+    kinds = ("redis", "host-agent", *(STORE_KINDS if supervisor.config.replicated else ()))
     own = [
-        pid
-        for kind in ("redis", "host-agent")
-        if (pid := supervisor.pid(host_service_name(plan, kind))) is not None
+        pid for kind in kinds if (pid := supervisor.pid(host_service_name(plan, kind))) is not None
     ]
     boxes = [*_process_sandboxes(plan, own), *_containers(supervisor).get(host_id, ())]
     targets = _alive(sorted({*own, *(pid for box in boxes for pid in box.pids)}))

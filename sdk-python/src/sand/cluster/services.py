@@ -64,6 +64,14 @@ class ServiceSpec:
     # What it is built on: LAYER_STORES (used by the others), LAYER_AGENTS, LAYER_WAY_IN.
     # `sand down` stops a layer at a time from the top, the services of a layer at once.
     layer: int = LAYER_STORES
+    # services that must be ready before this one starts, when `sand up` starts them too (a
+    # replicated cluster's Cassandra nodes join one at a time; its agents wait for every
+    # broker and node); one already running is not waited for
+    after: tuple[str, ...] = ()
+
+
+# what a host of a replicated cluster runs besides its Redis and agent (decision 0042)
+STORE_KINDS = ("kafka", "cassandra")
 
 
 def host_service_name(plan: HostPlan, kind: str) -> str:
@@ -83,12 +91,21 @@ def build_services(config: ClusterConfig) -> list[ServiceSpec]:
     services = [_redis(config, plans[0])] if single else []
     if config.docker_mode == "managed":
         services.append(_dockerd(config))
-    services += [_kafka(config), _cassandra(config)]
+    if config.replicated:
+        # a broker and a node in every host's namespace (decision 0042); the nodes join the
+        # ring one at a time, after the first host's, the seed
+        stores = [_kafka(config, plan) for plan in plans]
+        stores += [_cassandra(config, plan) for plan in plans]
+        services += stores
+        after = tuple(spec.name for spec in stores)
+    else:
+        services += [_kafka(config), _cassandra(config)]
+        after = ()
     if single:
         services.append(_host_agent(config, plans[0]))
     else:
         for plan in plans:
-            services += [_redis(config, plan), _host_agent(config, plan)]
+            services += [_redis(config, plan), _host_agent(config, plan, after)]
     services += [_frontend(config, i, port) for i, port in enumerate(config.ports.frontends, 1)]
     services.append(_nginx(config))
     return services
@@ -151,10 +168,7 @@ def _render(config: ClusterConfig, template: str, path: Path, **extra: str) -> P
         "redis_maxmemory_mb": str(config.redis_maxmemory_mb),
         "redis_password": config.redis_password,
         "kafka_port": str(config.ports.kafka),
-        "kafka_controller_port": str(config.ports.kafka_controller),
-        "kafka_dir": str(config.data_dir / "kafka"),
         "kafka_partitions": str(config.kafka_partitions),
-        "cassandra_dir": str(config.data_dir / "cassandra"),
         "cassandra_cql_port": str(config.ports.cassandra_cql),
         "cassandra_storage_port": str(config.ports.cassandra_storage),
         "nginx_dir": str(config.state_dir / "nginx"),
@@ -267,18 +281,117 @@ def _dockerd(config: ClusterConfig) -> ServiceSpec:
     )
 
 
-def _kafka(config: ClusterConfig) -> ServiceSpec:
+def _kafka_cluster_id(config: ClusterConfig) -> str:
+    """The KRaft cluster id every broker's storage is formatted with: made once per state dir
+    (22 characters, as Kafka's own tool makes them), so the brokers of a replicated cluster
+    agree on it."""
+    path = config.conf_dir / "kafka.cluster-id"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(uuid.uuid4().hex[:22])
+    return path.read_text().strip()
+
+
+@dataclass(frozen=True, slots=True)
+class _StoreNode:
+    """Where one Kafka broker and one Cassandra node run: the cluster's one pair, in the
+    root namespace and the state dir's own dirs (``plan`` None), or a replicated cluster's
+    host's own (decision 0042)."""
+
+    config: ClusterConfig
+    plan: HostPlan | None
+
+    def name(self, kind: str) -> str:
+        return kind if self.plan is None else f"{self.plan.id}/{kind}"
+
+    @property
+    def ip(self) -> str:
+        return self.config.service_ip if self.plan is None else self.plan.ip
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.config.conf_dir if self.plan is None else self.plan.conf_dir
+
+    @property
+    def data_dir(self) -> Path:
+        return self.config.data_dir if self.plan is None else self.plan.data_dir
+
+    def log(self, kind: str) -> Path:
+        return _log(self.config, kind) if self.plan is None else self.plan.logs_dir / f"{kind}.log"
+
+    def argv(self, argv: tuple[str, ...]) -> tuple[str, ...]:
+        return argv if self.plan is None else _in_netns(self.plan, argv)
+
+    def ports(self, *ports: int) -> tuple[int, ...]:
+        # in a namespace of its own a port is free whatever the root namespace holds
+        return ports if self.plan is None else ()
+
+    def needs(self, *needs: str) -> tuple[str, ...]:
+        return needs if self.plan is None else (*needs, "nsenter")
+
+    @property
+    def host_id(self) -> str | None:
+        return None if self.plan is None else self.plan.id
+
+    @property
+    def pids_dir(self) -> Path | None:
+        return None if self.plan is None else self.plan.pids_dir
+
+
+def _kafka_settings(node: _StoreNode) -> dict[str, str]:
+    """The broker's role, id, quorum and listeners (the template's ``kafka_*`` values)."""
+    config, ports = node.config, node.config.ports
+    replicas = config.replication_factor
+    common = {
+        "kafka_ip": node.ip,
+        "kafka_dir": str(node.data_dir / "kafka"),
+        "replication_factor": str(replicas),
+        # a majority of the replicas, so acks=all survives one broker lost of three
+        "min_insync": str(replicas // 2 + 1),
+    }
+    if node.plan is None:
+        return {
+            **common,
+            "broker_session_ms": "9000",
+            "broker_heartbeat_ms": "2000",
+            "kafka_roles": "broker,controller",
+            "kafka_node_id": "1",
+            "kafka_voters": f"1@127.0.0.1:{ports.kafka_controller}",
+            "kafka_listeners": (
+                f"PLAINTEXT://{node.ip}:{ports.kafka},CONTROLLER://127.0.0.1:{ports.kafka_controller}"
+            ),
+        }
+    controllers = config.host_plans[:replicas]
+    controller = node.plan in controllers
+    listeners = f"PLAINTEXT://{node.ip}:{ports.kafka}"
+    return {
+        **common,
+        "broker_session_ms": "4000",
+        "broker_heartbeat_ms": "1000",
+        "kafka_roles": "broker,controller" if controller else "broker",
+        "kafka_node_id": str(node.plan.index),
+        "kafka_voters": ",".join(f"{p.index}@{p.ip}:{ports.kafka_controller}" for p in controllers),
+        "kafka_listeners": (
+            f"{listeners},CONTROLLER://{node.ip}:{ports.kafka_controller}"
+            if controller
+            else listeners
+        ),
+    }
+
+
+def _kafka(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSpec:
+    node = _StoreNode(config, plan)
     lib = _lib(config, "kafka")
-    conf = config.conf_dir / "kafka.properties"
+    conf = node.conf_dir / "kafka.properties"
     log4j = config.home / "deploy" / "conf" / "log4j2.properties"
-    data = config.data_dir / "kafka"
+    data = node.data_dir / "kafka"
+    bootstrap = f"{node.ip}:{config.ports.kafka}"
 
     def prepare() -> None:
-        _render(config, "kafka.properties", conf)
+        _render(config, "kafka.properties", conf, **_kafka_settings(node))
         if not (data / "meta.properties").exists():
-            # KRaft storage is formatted once per data dir, with a fresh cluster id.
+            # KRaft storage is formatted once per data dir, with the cluster's id
             data.mkdir(parents=True, exist_ok=True)
-            cluster_id = uuid.uuid4().hex[:22]
             subprocess.run(
                 [
                     "java",
@@ -288,7 +401,7 @@ def _kafka(config: ClusterConfig) -> ServiceSpec:
                     KAFKA_STORAGE_TOOL,
                     "format",
                     "-t",
-                    cluster_id,
+                    _kafka_cluster_id(config),
                     "-c",
                     str(conf),
                 ],
@@ -298,74 +411,106 @@ def _kafka(config: ClusterConfig) -> ServiceSpec:
             )
 
     return ServiceSpec(
-        name="kafka",
-        argv=(
-            "java",
-            f"-Xms{config.kafka_heap_mb}m",
-            f"-Xmx{config.kafka_heap_mb}m",
-            "-XX:+UseG1GC",
-            *_quick_jit(config),
-            f"-Dlog4j2.configurationFile={log4j}",
-            f"-Dsand.state={config.state_dir}",
-            "-cp",
-            f"{lib}/*",
-            KAFKA_MAIN,
-            str(conf),
+        name=node.name("kafka"),
+        argv=node.argv(
+            (
+                "java",
+                f"-Xms{config.kafka_heap_mb}m",
+                f"-Xmx{config.kafka_heap_mb}m",
+                "-XX:+UseG1GC",
+                *_quick_jit(config),
+                f"-Dlog4j2.configurationFile={log4j}",
+                f"-Dsand.state={config.state_dir}",
+                "-cp",
+                f"{lib}/*",
+                KAFKA_MAIN,
+                str(conf),
+            )
         ),
-        address=config.kafka_bootstrap,
-        log=_log(config, "kafka"),
-        health=probes.kafka_metadata(config.kafka_bootstrap),
-        ports=(config.ports.kafka, config.ports.kafka_controller),
+        address=bootstrap,
+        log=node.log("kafka"),
+        health=probes.kafka_metadata(bootstrap),
+        ports=node.ports(config.ports.kafka, config.ports.kafka_controller),
         ready_marker="Kafka Server started",
-        needs=("java", str(lib / "kafka_2.13-4.1.0.jar")),
+        needs=node.needs("java", str(lib / "kafka_2.13-4.1.0.jar")),
         prepare=prepare,
+        host_id=node.host_id,
+        pids_dir=node.pids_dir,
     )
 
 
-def _cassandra(config: ClusterConfig) -> ServiceSpec:
+# A node that joins a ring gossips with its seed before it takes tokens; Cassandra waits this
+# long for the ring's state (the seed itself, and a single node, wait 0: cassandra-jvm17.options)
+JOIN_RING_DELAY_MS = 5000
+
+
+def _cassandra(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSpec:
+    node = _StoreNode(config, plan)
     lib = _lib(config, "cassandra")
-    conf_dir = config.conf_dir / "cassandra"
-    data = config.data_dir / "cassandra"
+    conf_dir = node.conf_dir / "cassandra"
+    data = node.data_dir / "cassandra"
     deploy_conf = config.home / "deploy" / "conf"
     options = [
         line.strip()
         for line in (deploy_conf / "cassandra-jvm17.options").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
+    seed = config.host_plans[0] if plan is not None else None
+    joins = plan is not None and plan != seed
+    if joins:
+        # the JVM takes the last of a repeated -D
+        options.append(f"-Dcassandra.ring_delay_ms={JOIN_RING_DELAY_MS}")
+    contact = f"{node.ip}:{config.ports.cassandra_cql}"
 
     def prepare() -> None:
         data.mkdir(parents=True, exist_ok=True)
-        _render(config, "cassandra.yaml", conf_dir / "cassandra.yaml")
+        _render(
+            config,
+            "cassandra.yaml",
+            conf_dir / "cassandra.yaml",
+            cassandra_dir=str(data),
+            cassandra_ip=node.ip,
+            cassandra_seed=node.ip if seed is None else seed.ip,
+            replication_factor=str(config.replication_factor),
+        )
         shutil.copy(deploy_conf / "logback.xml", conf_dir / "logback.xml")
 
+    # a replicated cluster's nodes join one at a time, each after the one before it: Cassandra
+    # refuses to bootstrap while another node is joining
+    previous = config.host_plans[plan.index - 2] if plan is not None and joins else None
     return ServiceSpec(
-        name="cassandra",
-        argv=(
-            "java",
-            f"-Xms{config.cassandra_heap_mb}m",
-            f"-Xmx{config.cassandra_heap_mb}m",
-            *options,
-            *_quick_jit(config),
-            f"-Dcassandra.config=file://{conf_dir / 'cassandra.yaml'}",
-            "-Dcassandra-foreground=yes",
-            f"-Dcassandra.storagedir={data}",
-            f"-Dcassandra.jmx.local.port={config.ports.cassandra_jmx}",
-            f"-Dlogback.configurationFile={conf_dir / 'logback.xml'}",
-            "-cp",
-            f"{conf_dir}:{lib}/*",
-            CASSANDRA_MAIN,
+        name=node.name("cassandra"),
+        argv=node.argv(
+            (
+                "java",
+                f"-Xms{config.cassandra_heap_mb}m",
+                f"-Xmx{config.cassandra_heap_mb}m",
+                *options,
+                *_quick_jit(config),
+                f"-Dcassandra.config=file://{conf_dir / 'cassandra.yaml'}",
+                "-Dcassandra-foreground=yes",
+                f"-Dcassandra.storagedir={data}",
+                f"-Dcassandra.jmx.local.port={config.ports.cassandra_jmx}",
+                f"-Dlogback.configurationFile={conf_dir / 'logback.xml'}",
+                "-cp",
+                f"{conf_dir}:{lib}/*",
+                CASSANDRA_MAIN,
+            )
         ),
-        address=config.cassandra_contact_point,
-        log=_log(config, "cassandra"),
-        health=probes.cassandra_query(config.ports.cassandra_cql, config.service_ip),
-        ports=(
+        address=contact,
+        log=node.log("cassandra"),
+        health=probes.cassandra_query(config.ports.cassandra_cql, node.ip),
+        ports=node.ports(
             config.ports.cassandra_cql,
             config.ports.cassandra_storage,
             config.ports.cassandra_jmx,
         ),
         ready_marker="Startup complete",
-        needs=("java", str(lib / "cassandra-all-5.0.5.jar")),
+        needs=node.needs("java", str(lib / "cassandra-all-5.0.5.jar")),
         prepare=prepare,
+        after=() if previous is None else (_StoreNode(config, previous).name("cassandra"),),
+        host_id=node.host_id,
+        pids_dir=node.pids_dir,
     )
 
 
@@ -444,7 +589,7 @@ def _pin(built: Path, pinned: Path, keep: int = 3) -> None:
         old.unlink(missing_ok=True)
 
 
-def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
+def _host_agent(config: ClusterConfig, plan: HostPlan, after: tuple[str, ...] = ()) -> ServiceSpec:
     jar = config.home / "host-agent" / "target" / "host-agent.jar"
     pinned = _pinned_jar(config, jar)
     name = host_service_name(plan, "host-agent")
@@ -476,6 +621,8 @@ def _host_agent(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
         retry_marker="still unreachable after",  # DependencyMonitor's start-up failure
         host_id=plan.id,
         layer=LAYER_AGENTS,
+        # replicated: topics of 3 replicas need 3 brokers, quorum reads 2 nodes
+        after=after,
         pids_dir=plan.pids_dir,
         env=JAVA_ENV,
     )

@@ -91,6 +91,8 @@ class Supervisor:
         self._after_ready = after_ready or {}
         self._clock = clock
         self._abort = threading.Event()
+        # preparations share files (the agents' pinned jar): one service starts at a time
+        self._starting = threading.Lock()
 
     @property
     def config(self) -> ClusterConfig:
@@ -142,18 +144,13 @@ class Supervisor:
         spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]] = {}
         self._abort.clear()
         results = [Started(name, pid, 0.0, True) for name, pid in running.items()]
+        # a service waits for those of its `after` that this call starts too (decision 0042)
+        ready = {spec.name: threading.Event() for spec in to_start}
         try:
             for spec in to_start:
-                self._report(f"starting {spec.name}")
-                if spec.prepare is not None:
-                    try:
-                        spec.prepare()
-                    except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
-                        raise StartError(spec.name, f"preparing failed: {exc}", spec.log) from exc
-                log_offset = _size(spec.log)  # the ready line must be new
-                spawned[spec.name] = (self._spawn(spec), self._clock(), log_offset)
-            restrict_conf(self._config)  # the files the services' preparations wrote
-            results += self._wait_ready(to_start, spawned)
+                if not any(name in ready for name in spec.after):
+                    self._start(spec, spawned)
+            results += self._wait_ready(to_start, spawned, ready)
         except BaseException:
             self._stop_names([s.name for s in reversed(to_start) if s.name in spawned])
             if not running:  # nothing was up before this call: leave nothing behind
@@ -174,14 +171,13 @@ class Supervisor:
         old = Supervisor(recorded, report=self._report)
         alive = [spec.name for spec in old.services if old.pid(spec.name) is not None]
         if alive:
-            hosts, wanted = recorded.host_count, self._config.host_count
-            where = recorded.bridge.subnet if recorded.bridge else "no namespaces"
+            hosts = recorded.host_count
+            keep = f"--hosts {hosts}" + (" --replicated" if recorded.replicated else "")
             raise StartError(
                 "cluster",
-                f"the cluster in {self._config.state_dir} runs with hosts = {hosts} ({where}), "
-                f"this config asks for hosts = {wanted}"
-                f"{'' if self._config.bridge is None else f' ({self._config.bridge.subnet})'}; "
-                f"run `sand down` first to change it (or `sand up --hosts {hosts}` to keep it)",
+                f"the cluster in {self._config.state_dir} runs with {_topology(recorded)}, "
+                f"this config asks for {_topology(self._config)}; "
+                f"run `sand down` first to change it (or `sand up {keep}` to keep it)",
                 None,
             )
         old.down()
@@ -206,20 +202,55 @@ class Supervisor:
         self._pidfile(spec.name).write_text(json.dumps(record))
         return process
 
+    def _start(
+        self, spec: ServiceSpec, spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]]
+    ) -> None:
+        """Prepare and spawn ``spec``, recording its process in ``spawned``."""
+        with self._starting:
+            self._report(f"starting {spec.name}")
+            if spec.prepare is not None:
+                try:
+                    spec.prepare()
+                except (OSError, ValueError, KeyError, subprocess.SubprocessError) as exc:
+                    raise StartError(spec.name, f"preparing failed: {exc}", spec.log) from exc
+            log_offset = _size(spec.log)  # the ready line must be new
+            spawned[spec.name] = (self._spawn(spec), self._clock(), log_offset)
+            restrict_conf(self._config)  # the files its preparation wrote
+
     def _wait_ready(
         self,
         specs: list[ServiceSpec],
         spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]],
+        ready: dict[str, threading.Event],
     ) -> list[Started]:
         """Wait for every spec at once (one thread each, so a slow probe of one service
-        never delays noticing another); raise the first failure."""
+        never delays noticing another), starting each not started yet once what it comes
+        after is ready; raise the first failure."""
         with ThreadPoolExecutor(max_workers=max(len(specs), 1)) as pool:
-            futures = [pool.submit(self._wait_one, spec, *spawned[spec.name]) for spec in specs]
+            futures = [pool.submit(self._start_after, spec, spawned, ready) for spec in specs]
             try:
                 return [future.result() for future in futures]
             except BaseException:
                 self._abort.set()
                 raise
+
+    def _start_after(
+        self,
+        spec: ServiceSpec,
+        spawned: dict[str, tuple[subprocess.Popen[bytes], float, int]],
+        ready: dict[str, threading.Event],
+    ) -> Started:
+        if spec.name not in spawned:
+            for name in spec.after:
+                while name in ready and not ready[name].wait(_POLL_S):
+                    if self._abort.is_set():
+                        raise StartError(
+                            spec.name, "start-up abandoned because another service failed", None
+                        )
+            self._start(spec, spawned)
+        started = self._wait_one(spec, *spawned[spec.name])
+        ready[spec.name].set()
+        return started
 
     def _wait_one(
         self, spec: ServiceSpec, process: subprocess.Popen[bytes], started_at: float, offset: int
@@ -425,9 +456,20 @@ class Supervisor:
 
 
 def topology_record(config: ClusterConfig) -> dict[str, object]:
-    """What must not change while a cluster runs: its number of hosts and their subnet."""
+    """What must not change while a cluster runs: its number of hosts, their subnet, and
+    whether its brokers and nodes are the hosts' own (replicated)."""
     bridge = config.bridge
-    return {"hosts": config.host_count, "subnet": None if bridge is None else bridge.subnet}
+    return {
+        "hosts": config.host_count,
+        "subnet": None if bridge is None else bridge.subnet,
+        "replicated": config.replicated,
+    }
+
+
+def _topology(config: ClusterConfig) -> str:
+    """Like "hosts = 3 (10.213.7.0/24), replicated"."""
+    where = config.bridge.subnet if config.bridge else "no namespaces"
+    return f"hosts = {config.host_count} ({where})" + (", replicated" if config.replicated else "")
 
 
 def recorded_topology(config: ClusterConfig) -> ClusterConfig | None:
@@ -436,7 +478,10 @@ def recorded_topology(config: ClusterConfig) -> ClusterConfig | None:
     try:
         record = json.loads((config.run_dir / "topology.json").read_text())
         return dataclasses.replace(
-            config, host_count=int(record["hosts"]), subnet=str(record["subnet"] or "")
+            config,
+            host_count=int(record["hosts"]),
+            subnet=str(record["subnet"] or ""),
+            replicated=bool(record.get("replicated", False)),
         )
     except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None

@@ -14,7 +14,9 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-MAX_HOSTS = 8
+from sand import contracts
+
+MAX_HOSTS = contracts.CONFIG_MAX_HOSTS
 LOOPBACK = "127.0.0.1"
 # Addresses of derived bridges: 10.213.X.0/24, X from the state dir's hash.
 _DERIVED_PREFIX = "10.213"

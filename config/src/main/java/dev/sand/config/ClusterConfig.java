@@ -262,7 +262,8 @@ public record ClusterConfig(
                     s.text("keyspace"),
                     s.has("execution_retention_days")
                         ? s.integer("execution_retention_days")
-                        : CassandraConfig.DEFAULT_RETENTION_DAYS)),
+                        : CassandraConfig.DEFAULT_RETENTION_DAYS,
+                    s.has("replication_factor") ? s.integer("replication_factor") : 1)),
         top.section(
             "docker", s -> new DockerConfig(uri("host", s.text("host")), s.bool("enabled"))),
         top.section(

@@ -248,6 +248,35 @@ class ClusterConfigTest {
     assertThat(config.cassandra().retentionSeconds()).isEqualTo(7 * 86_400);
   }
 
+  /** One node unless cluster.json asks for replicas; a replicated keyspace reads by quorum. */
+  @Test
+  void parse_replicationFactor_readOrOne() {
+    assertThat(ClusterConfig.parse(VALID).cassandra().replicationFactor()).isEqualTo(1);
+    assertThat(ClusterConfig.parse(VALID).cassandra().replicated()).isFalse();
+
+    CassandraConfig three =
+        ClusterConfig.parse(
+                VALID.replace(
+                    "\"keyspace\": \"sand\"", "\"keyspace\": \"sand\", \"replication_factor\": 3"))
+            .cassandra();
+
+    assertThat(three.replicationFactor()).isEqualTo(3);
+    assertThat(three.replicated()).isTrue();
+  }
+
+  /** More replicas than a cluster can have hosts: refused, naming the key and the bound. */
+  @Test
+  void parse_replicationFactorAboveTheMostHosts_namesKey() {
+    assertThatThrownBy(
+            () ->
+                ClusterConfig.parse(
+                    VALID.replace(
+                        "\"keyspace\": \"sand\"",
+                        "\"keyspace\": \"sand\", \"replication_factor\": 9")))
+        .hasMessageContaining("cassandra.replication_factor")
+        .hasMessageContaining("must be 1..8, got 9");
+  }
+
   /** A retention of zero days would drop every record at once: refused, naming the key. */
   @Test
   void parse_zeroRetention_namesKey() {

@@ -41,7 +41,8 @@ class ClusterSchemaTest {
        "redis": {"socket": "/abs/state/run/redis.sock", "password": "pw"},
        "kafka": {"bootstrap": "127.0.0.1:19092"},
        "cassandra": {"contact_point": "127.0.0.1:19042", "datacenter": "datacenter1",
-                     "keyspace": "sand", "execution_retention_days": 30},
+                     "keyspace": "sand", "execution_retention_days": 30,
+                     "replication_factor": 1},
        "docker": {"host": "unix:///abs/state/run/docker.sock", "enabled": true},
        "frontend": {"ports": [18081, 18083], "max_payload_kb": 256,
                     "ui_dir": "/abs/sand/frontend/ui/dist"},
@@ -209,7 +210,8 @@ class ClusterSchemaTest {
             "CONFIG_MAX_RETENTION_DAYS",
             "CONFIG_MIN_CPU_WEIGHT",
             "CONFIG_MAX_CPU_WEIGHT",
-            "CONFIG_MAX_PAYLOAD_KB");
+            "CONFIG_MAX_PAYLOAD_KB",
+            "CONFIG_MAX_HOSTS");
   }
 
   // -- the schema, walked

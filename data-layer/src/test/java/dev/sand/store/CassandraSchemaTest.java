@@ -9,7 +9,7 @@ class CassandraSchemaTest {
   /** The keyspace comes first, then the tables, all qualified with the configured keyspace. */
   @Test
   void statements_createKeyspaceThenTables() {
-    assertThat(CassandraSchema.statements("sandx"))
+    assertThat(CassandraSchema.statements("sandx", 1))
         .hasSize(24)
         .satisfiesExactly(
             ks -> assertThat(ks).startsWith("CREATE KEYSPACE IF NOT EXISTS sandx "),
@@ -110,5 +110,15 @@ class CassandraSchemaTest {
             firings ->
                 assertThat(firings)
                     .startsWith("CREATE TABLE IF NOT EXISTS sandx.trigger_firings "));
+  }
+
+  /** A replicated cluster's keyspace keeps as many replicas as its configuration asks. */
+  @Test
+  void statements_keyspaceHasTheReplicationFactorAsked() {
+    assertThat(CassandraSchema.statements("sandx", 3).get(0))
+        .isEqualTo(
+            "CREATE KEYSPACE IF NOT EXISTS sandx WITH replication = "
+                + "{'class': 'SimpleStrategy', 'replication_factor': 3}");
+    assertThat(CassandraSchema.statements("sandx", 1).get(0)).endsWith("'replication_factor': 1}");
   }
 }

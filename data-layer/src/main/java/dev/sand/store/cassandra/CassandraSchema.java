@@ -58,14 +58,15 @@ public final class CassandraSchema {
   /**
    * The statements that create {@code keyspace} and its tables, in order.
    *
-   * <p>SimpleStrategy with replication factor 1: a single-host cluster has one node. Multi-host
-   * deployments create the keyspace beforehand with their own replication; {@code IF NOT EXISTS}
-   * then leaves it alone.
+   * <p>SimpleStrategy with {@code replicationFactor} replicas: 1 on a single node, 3 on a
+   * replicated cluster (decision 0042). Deployments that create the keyspace beforehand with their
+   * own replication keep it: {@code IF NOT EXISTS} leaves it alone.
    *
    * @param keyspace a plain lower-case identifier (checked by {@code CassandraConfig})
+   * @param replicationFactor at least 1 (checked by {@code CassandraConfig})
    */
-  public static List<String> statements(String keyspace) {
-    List<String> all = new java.util.ArrayList<>(tables(keyspace));
+  public static List<String> statements(String keyspace, int replicationFactor) {
+    List<String> all = new java.util.ArrayList<>(tables(keyspace, replicationFactor));
     all.addAll(AccessTable.schema(keyspace));
     all.addAll(ExecutionTable.schema(keyspace));
     all.addAll(NameTable.schema(keyspace));
@@ -74,11 +75,13 @@ public final class CassandraSchema {
     return List.copyOf(all);
   }
 
-  private static List<String> tables(String keyspace) {
+  private static List<String> tables(String keyspace, int replicationFactor) {
     return List.of(
         "CREATE KEYSPACE IF NOT EXISTS "
             + keyspace
-            + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}",
+            + " WITH replication = {'class': 'SimpleStrategy', 'replication_factor': "
+            + replicationFactor
+            + "}",
         "CREATE TABLE IF NOT EXISTS "
             + keyspace
             + "."

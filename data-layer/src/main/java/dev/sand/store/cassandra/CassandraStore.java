@@ -132,6 +132,10 @@ public final class CassandraStore implements AutoCloseable {
             .withDuration(DefaultDriverOption.METADATA_SCHEMA_WINDOW, SCHEMA_REFRESH_WINDOW)
             .withStringList(
                 DefaultDriverOption.METADATA_SCHEMA_REFRESHED_KEYSPACES, List.of(config.keyspace()))
+            // replicated (decision 0042): a write is acknowledged by 2 of 3 replicas and a read
+            // asks 2, so every read sees every acknowledged write while one node is down; one
+            // node alone keeps the driver's LOCAL_ONE
+            .withString(DefaultDriverOption.REQUEST_CONSISTENCY, consistency(config))
             .build();
     InetSocketAddress contact =
         new InetSocketAddress(config.contactPoint().host(), config.contactPoint().port());
@@ -156,6 +160,10 @@ public final class CassandraStore implements AutoCloseable {
     }
   }
 
+  static String consistency(CassandraConfig config) {
+    return config.replicated() ? "LOCAL_QUORUM" : "LOCAL_ONE";
+  }
+
   /**
    * Creates the keyspace and tables of {@link CassandraSchema} if absent. Blocking: about 0.1 s per
    * statement that changes the schema, up to 30 s each.
@@ -163,7 +171,7 @@ public final class CassandraStore implements AutoCloseable {
    * @throws StoreException naming the statement that failed
    */
   public void ensureSchema() {
-    for (String cql : CassandraSchema.statements(config.keyspace())) {
+    for (String cql : CassandraSchema.statements(config.keyspace(), config.replicationFactor())) {
       try {
         session.execute(SimpleStatement.newInstance(cql).setTimeout(SCHEMA_TIMEOUT));
       } catch (DriverException e) {

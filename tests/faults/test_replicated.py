@@ -1,0 +1,133 @@
+"""The replicated global layer under load (issue 26, decision 0042): three hosts, each with a
+Kafka broker and a Cassandra node of its own in its namespace (`sand up --hosts 3
+--replicated`); topics of 3 replicas, 2 in sync for a write; the keyspace of 3 replicas,
+read and written by local quorum. A broker and a node killed alone, and a whole host with
+its broker and node: calls go on being accepted, and nothing accepted is lost.
+
+The module starts its own cluster (build/test-state-repl, ports + 400), apart from the other
+fault tests' unreplicated one."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from tests.faults.conftest import (
+    BOTH_APPS,
+    HOSTS,
+    ROUNDS,
+    await_everywhere,
+    deploy_fault_apps,
+    run_with_faults,
+    survivors_took_over,
+)
+from tests.faults.kills import kill_host, kill_service
+from tests.integration.multihost import MultiHostCluster, multihost_cluster
+
+# not `faults`: its asserts hold on a busy machine (nothing lost, calls go on), so `make test`
+# runs it beside the other modules instead of after them; `make test-faults` repeats it
+pytestmark = [pytest.mark.integration, pytest.mark.replicated]
+
+REPLICAS = 3
+MIN_IN_SYNC = 2
+# half the fault tests' floors of accepted calls: `make test` runs this module beside others
+# on two cores (what proves it is nothing lost, and calls accepted after the faults)
+LOAD_FLOOR = 0.5
+
+
+def _state_dir() -> Path:
+    default = Path(__file__).resolve().parents[2] / "build" / "test-state-repl"
+    return Path(os.environ.get("SAND_TEST_STATE_REPL", default))
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[MultiHostCluster]:
+    """This module's own replicated cluster (named ``cluster``: the directory's fixtures,
+    `whole_after` among them, act on it for these tests)."""
+    with multihost_cluster(
+        _state_dir(), hosts=len(HOSTS), port_offset=400, cluster={"replicated": True}
+    ) as running:
+        deploy_fault_apps(running)
+        yield running
+
+
+def test_everyTopicKeepsThreeReplicas_allInSync(cluster: MultiHostCluster) -> None:
+    """SAND's topics (results, every app's) have 3 replicas on 3 different brokers, all in
+    sync, and refuse a write that fewer than 2 have."""
+    from confluent_kafka.admin import AdminClient, ConfigResource
+
+    admin = AdminClient({"bootstrap.servers": cluster.config.kafka_bootstrap})
+    topics = admin.list_topics(timeout=30).topics
+    ours = sorted(t for t in topics if not t.startswith("__"))
+    assert any(t.startswith("sand.") for t in ours), ours
+    assert any("relay" in t for t in ours), ours
+    for topic in ours:
+        for partition in topics[topic].partitions.values():
+            assert len(set(partition.replicas)) == REPLICAS, (topic, partition.replicas)
+            assert sorted(partition.isrs) == sorted(partition.replicas), (topic, partition.isrs)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, ours[0])
+    described = admin.describe_configs([resource])[resource].result(timeout=30)
+    assert described["min.insync.replicas"].value == str(MIN_IN_SYNC)
+
+
+@pytest.mark.timeout(300 * ROUNDS)
+def test_aBrokerThenANodeKilledUnderLoad_callsGoOn_nothingAcceptedIsLost(
+    cluster: MultiHostCluster,
+) -> None:
+    """One host's broker is killed, a few seconds later another host's Cassandra node (the
+    hosts' agents run on): the partitions the broker led move to their in-sync replicas and
+    the quorum of the keyspace is still there, so calls go on being accepted throughout,
+    and every accepted execution ends with its output (read back by quorum)."""
+    for n in range(ROUNDS):
+        broker_host, node_host = random.sample(HOSTS, 2)
+        at = random.uniform(2, 3)
+        _, (load,), faults = run_with_faults(
+            cluster,
+            f"{broker_host}'s broker, then {node_host}'s node killed (round {n + 1})",
+            [
+                (at, partial(kill_service, cluster, f"{broker_host}/kafka")),
+                (at + 3, partial(kill_service, cluster, f"{node_host}/cassandra")),
+            ],
+            duration_s=14,
+            settle_s=5,
+            min_share=LOAD_FLOOR,
+        )
+        after = [a for a in load.accepted if a.at > faults[-1].ended]
+        print(
+            f"accepted {len(load.accepted)}, of them {len(after)} once both were down; "
+            f"refused {len(load.refused)}"
+        )
+        # replicated: no outage of the layer to wait out (one broker alone refused calls
+        # until it was back, decision 0039)
+        assert len(after) >= 20, (len(after), load.refused[:5])
+        cluster.up()
+        await_everywhere(cluster)
+
+
+@pytest.mark.timeout(300 * ROUNDS)
+def test_hostKilledUnderLoad_itsBrokerAndNodeWithIt_nothingAcceptedIsLost(
+    cluster: MultiHostCluster,
+) -> None:
+    """A whole host dies: its agent, Redis and sandboxes, its broker and its node. The
+    survivors take its work over from the replicas the others hold."""
+    for n in range(ROUNDS):
+        victim = random.choice(HOSTS)
+        _, _, faults = run_with_faults(
+            cluster,
+            f"{victim} killed with its broker and node (round {n + 1})",
+            [(random.uniform(2, 5), partial(kill_host, cluster, victim))],
+            apps=BOTH_APPS,
+            # one caller per app, and calls to the partitions the dead broker led wait for
+            # their new leader (the broker's session, 4 s): load on past the failover
+            duration_s=14,
+            settle_s=5,
+            min_share=LOAD_FLOOR,
+        )
+        survivors_took_over(cluster, faults)
+        cluster.up()
+        await_everywhere(cluster)
