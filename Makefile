@@ -40,7 +40,7 @@ unit: setup
 # (ports + 300 per worker). Then, with the machine to itself, what measures under load: the
 # fault scenarios (clusters restarted under load) and the `quiet` tests (CPU shares, latency
 # ratios). --durations: each phase ends with its 15 slowest tests (where the time goes).
-WORKERS ?= 4
+WORKERS ?= 3
 integration: setup
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and not faults and not quiet" \
 	  -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=15 tests
@@ -58,8 +58,7 @@ test: setup
 # They start clusters of several hosts of their own (build/test-state-faults, ports + 5000;
 # the replicated one's build/test-state-repl, + 400).
 test-faults: setup
-	SAND_FAULT_ROUNDS=$(or $(ROUNDS),5) $(VENV)/bin/pytest -q -s -p no:cacheprovider \
-	  -m "faults or replicated" tests
+	SAND_FAULT_ROUNDS=$(or $(ROUNDS),5) $(VENV)/bin/pytest -q -s -p no:cacheprovider -m faults tests
 
 # The benchmark suite: its peers (Celery, RQ, Ray) and plotting are installed only here,
 # so `make test` stays lean. FULL=1 runs the long profile; QUICK=1 only the figures of the path's cost.

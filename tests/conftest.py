@@ -22,7 +22,7 @@ _FAULTS = _TESTS / "faults"
 # xdist reorders the groups by their number of tests (the many short conformance cases
 # first, these last).
 LONGEST_FIRST = [
-    "tests/faults",  # in the parallel phase: the replicated cluster's module (~4 min)
+    "tests/faults",
     "tests/integration/test_multihost.py",
     "tests/integration/test_triggers.py",
     "tests/integration/test_apps_e2e.py",

@@ -29,14 +29,13 @@ from tests.faults.conftest import (
 from tests.faults.kills import kill_host, kill_service
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
-# not `faults`: its asserts hold on a busy machine (nothing lost, calls go on), so `make test`
-# runs it beside the other modules instead of after them; `make test-faults` repeats it
-pytestmark = [pytest.mark.integration, pytest.mark.replicated]
+pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 REPLICAS = 3
 MIN_IN_SYNC = 2
-# half the fault tests' floors of accepted calls: `make test` runs this module beside others
-# on two cores (what proves it is nothing lost, and calls accepted after the faults)
+# half the fault tests' floors of accepted calls: one caller per app, and a call to a
+# partition whose leader died waits for the new one (what proves the test is nothing lost,
+# and calls accepted after the faults)
 LOAD_FLOOR = 0.5
 
 
@@ -56,6 +55,7 @@ def cluster() -> Iterator[MultiHostCluster]:
         yield running
 
 
+@pytest.mark.timeout(600)  # the first test of the module: its cluster's start counts
 def test_everyTopicKeepsThreeReplicas_allInSync(cluster: MultiHostCluster) -> None:
     """SAND's topics (results, every app's) have 3 replicas on 3 different brokers, all in
     sync, and refuse a write that fewer than 2 have."""
