@@ -12,14 +12,16 @@ from __future__ import annotations
 import os
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import pytest
 
 from tests.faults.conftest import (
-    BOTH_APPS,
+    FANOUT,
     HOSTS,
+    RELAY,
     ROUNDS,
     await_everywhere,
     deploy_fault_apps,
@@ -33,10 +35,18 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults]
 
 REPLICAS = 3
 MIN_IN_SYNC = 2
-# half the fault tests' floors of accepted calls: one caller per app, and a call to a
-# partition whose leader died waits for the new one (what proves the test is nothing lost,
-# and calls accepted after the faults)
-LOAD_FLOOR = 0.5
+# How often a host kill may run one grain of one execution again here: one more than on the
+# unreplicated stack (4 measured in 1 of 5 rounds: the killed host's broker may have been
+# the group's coordinator, and the offsets committed to it while it died are lost, so the
+# survivors replay from older ones). Successors with ids derived from their creator's,
+# delivered once, would bound this at one rerun; not built (decision 0012).
+RELAY_HERE = replace(RELAY, reruns_per_fault=4)
+FANOUT_HERE = replace(FANOUT, reruns_per_fault=4)
+# a third of the fault tests' floors of accepted calls: one caller per app, and a call to a
+# partition whose leader died waits for the new one, so the count swings (measured 26-113
+# for the chain over 5 host kills). What proves the test is nothing lost, work in flight on
+# the victim, and calls accepted once the faults were on.
+LOAD_FLOOR = 0.3
 
 
 def _state_dir() -> Path:
@@ -96,6 +106,7 @@ def test_aBrokerThenANodeKilledUnderLoad_callsGoOn_nothingAcceptedIsLost(
             duration_s=14,
             settle_s=5,
             min_share=LOAD_FLOOR,
+            apps=(RELAY_HERE,),
         )
         after = [a for a in load.accepted if a.at > faults[-1].ended]
         print(
@@ -121,7 +132,7 @@ def test_hostKilledUnderLoad_itsBrokerAndNodeWithIt_nothingAcceptedIsLost(
             cluster,
             f"{victim} killed with its broker and node (round {n + 1})",
             [(random.uniform(2, 5), partial(kill_host, cluster, victim))],
-            apps=BOTH_APPS,
+            apps=(RELAY_HERE, FANOUT_HERE),
             # one caller per app, and calls to the partitions the dead broker led wait for
             # their new leader (the broker's session, 4 s): load on past the failover
             duration_s=14,
