@@ -36,9 +36,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.faults]
 REPLICAS = 3
 MIN_IN_SYNC = 2
 # How often a host kill may run one grain of one execution again here: one more than on the
-# unreplicated stack (4 measured in 1 of 5 rounds: the killed host's broker may have been
-# the group's coordinator, and the offsets committed to it while it died are lost, so the
-# survivors replay from older ones). Successors with ids derived from their creator's,
+# unreplicated stack (over 10 rounds, a grain ran 5 times once and 4 times in 3 others: the
+# killed host's broker may have been the group's coordinator, and the offsets committed to
+# it while it died are lost, so the survivors replay from older ones). Successors with ids derived from their creator's,
 # delivered once, would bound this at one rerun; not built (decision 0012).
 RELAY_HERE = replace(RELAY, reruns_per_fault=4)
 FANOUT_HERE = replace(FANOUT, reruns_per_fault=4)
