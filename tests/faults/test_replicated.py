@@ -38,8 +38,9 @@ MIN_IN_SYNC = 2
 # How often a host kill may run one grain of one execution again here: one more than on the
 # unreplicated stack (over 10 rounds, a grain ran 5 times once and 4 times in 3 others: the
 # killed host's broker may have been the group's coordinator, and the offsets committed to
-# it while it died are lost, so the survivors replay from older ones). Successors with ids derived from their creator's,
-# delivered once, would bound this at one rerun; not built (decision 0012).
+# it while it died are lost, so the survivors replay from older ones). Successors with ids
+# derived from their creator's, delivered once, would bound this at one rerun; not built
+# (decision 0012).
 RELAY_HERE = replace(RELAY, reruns_per_fault=4)
 FANOUT_HERE = replace(FANOUT, reruns_per_fault=4)
 # a third of the fault tests' floors of accepted calls: one caller per app, and a call to a
