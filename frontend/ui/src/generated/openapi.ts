@@ -1929,8 +1929,9 @@ export interface operations {
                 };
             };
             /**
-             * @description Redis is unreachable, or (`via=kafka`) the broker did not acknowledge the
-             *     event within 10 s, or (`name`) no host agent could check the name.
+             * @description Redis is unreachable, or the broker did not acknowledge the event's backup
+             *     (an asynchronous call, or `via=kafka`) within 30 s, or (`name`) no host agent
+             *     could check the name. Nothing of the call was queued.
              */
             503: {
                 headers: {

@@ -97,6 +97,7 @@ public final class Frontend implements AutoCloseable {
     }
     frontendId = Names.requireHostId("fe-" + connector.getLocalPort());
     kafkaEntry = new KafkaEntry(config.kafka(), "sand-" + frontendId);
+    kafkaEntry.open();
     try {
       hosts =
           new HostLinks(

@@ -178,7 +178,11 @@ final class InvokeRoute {
   }
 
   private static String describe(Throwable error) {
-    return error instanceof java.util.concurrent.TimeoutException
+    // our wait ran out, or the producer's delivery timeout (the same length) did first
+    boolean timedOut =
+        error instanceof java.util.concurrent.TimeoutException
+            || error.getCause() instanceof org.apache.kafka.common.errors.TimeoutException;
+    return timedOut
         ? "no acknowledgement from the global bus in " + Invoker.ACK_TIMEOUT.toSeconds() + " s"
         : error.getMessage();
   }

@@ -124,7 +124,7 @@ final class Invoker {
   }
 
   /** How long an asynchronous invocation waits for the broker to acknowledge its backup. */
-  static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+  static final Duration ACK_TIMEOUT = KafkaEntry.ACK_TIMEOUT;
 
   /**
    * An admitted invocation.

@@ -20,7 +20,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * The frontend's producer on the global bus: the backup of every INVOKE event (flag PROCESSING, on
  * the entry grain's topic, decision 0011), and the entry through the global bus (the paper's
  * external path: the INVOKE event flagged QUEUED, which the host agent that owns the partition puts
- * on its local bus). Opened on first use. Thread-safe.
+ * on its local bus). Opened by {@link #open} when the frontend starts, so the producer's start-up
+ * (its classes, the cluster's metadata, an idempotent producer id) is not paid by the first
+ * invocation. Thread-safe.
  */
 final class KafkaEntry implements AutoCloseable {
   /** A publish the broker did not acknowledge. */
@@ -32,7 +34,17 @@ final class KafkaEntry implements AutoCloseable {
     }
   }
 
-  private static final Duration ACK_TIMEOUT = Duration.ofSeconds(10);
+  /**
+   * How long a publish waits for the broker's acknowledgement before the invocation is refused
+   * (503). The producer gives the record up at the same moment (its delivery timeout), so a refused
+   * invocation is not written later behind the caller's back; 30 s is the producer's own request
+   * timeout: long enough for a stalled broker on a busy host (a cold broker under load took over 10
+   * s once, in CI) and short of any client's patience.
+   */
+  static final Duration ACK_TIMEOUT = Duration.ofSeconds(30);
+
+  /** How long a publish may block its caller's thread while the topic's metadata is fetched. */
+  private static final Duration METADATA_WAIT = Duration.ofSeconds(10);
 
   private final KafkaConfig config;
   private final String clientId;
@@ -49,7 +61,8 @@ final class KafkaEntry implements AutoCloseable {
    * told so.
    *
    * @param incarnation the incarnation header (the host agent that will process it), or null
-   * @throws EntryException naming the topic when the broker does not acknowledge in 10 s
+   * @throws EntryException naming the topic when the broker does not acknowledge in {@link
+   *     #ACK_TIMEOUT}
    */
   void publish(String topic, String key, byte[] event, String incarnation) {
     try {
@@ -117,6 +130,14 @@ final class KafkaEntry implements AutoCloseable {
     return acked;
   }
 
+  /**
+   * Starts the producer without waiting for the broker: it connects, reads the cluster's metadata
+   * and asks for its producer id in the background.
+   */
+  void open() {
+    producer();
+  }
+
   private synchronized KafkaProducer<String, byte[]> producer() {
     if (producer == null) {
       Properties props = new Properties();
@@ -125,7 +146,11 @@ final class KafkaEntry implements AutoCloseable {
       props.put(ProducerConfig.ACKS_CONFIG, "all");
       props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
       props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-      props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) ACK_TIMEOUT.toMillis());
+      props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) METADATA_WAIT.toMillis());
+      // the producer gives a record up when the caller stops waiting for it (Kafka requires
+      // delivery >= linger + request; linger is 0)
+      props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) ACK_TIMEOUT.toMillis());
+      props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) ACK_TIMEOUT.toMillis());
       producer = new KafkaProducer<>(props, new StringSerializer(), new ByteArraySerializer());
     }
     return producer;
