@@ -246,7 +246,7 @@ def _accepting(load: Load, in_a_row: int = 4, timeout_s: float = 90) -> None:
             f"{load.gateway}/v1/apps/{load.app}/invoke",
             params={"mode": "async"},
             json={"n": -1, "sleep_s": 0},
-            timeout=15,
+            timeout=40,
         )
         accepted = accepted + 1 if response.status_code == 202 else 0
         last = f"{response.status_code} {response.text[:200]}"

@@ -82,7 +82,8 @@ class Load:
                     f"{self.gateway}/v1/apps/{self.app}/invoke",
                     params={"mode": "async"},
                     json=body,
-                    timeout=15,
+                    # past the gateway's 30 s wait for a backup's acknowledgement (a 503 then)
+                    timeout=40,
                 )
                 if response.status_code == 202:
                     doc = response.json()
