@@ -134,6 +134,12 @@ def verify(variant: str, docs: list[dict[str, Any]], problems: Problems) -> None
         problems.check(sorted(pool["roles"]) == ["broker", "controller"], f"{where} KRaft roles")
         dcs = one(docs, "K8ssandraCluster")["spec"]["cassandra"]["datacenters"]
         problems.check(dcs[0]["size"] == 3, f"{where} Cassandra size")
+        # the agents read and write at LOCAL_QUORUM only when told the keyspace's replicas
+        problems.check(
+            config["cassandra"].get("replication_factor") == 3,
+            f"{where} cluster.json cassandra.replication_factor "
+            f"{config['cassandra'].get('replication_factor')}",
+        )
         problems.check(
             config["cassandra"]["contact_point"].startswith("sand-cassandra-dc1-service."),
             f"{where} Cassandra contact point {config['cassandra']['contact_point']}",
