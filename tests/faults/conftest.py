@@ -182,7 +182,7 @@ def run_with_faults(
         for app in apps
     ]
     for load in loads:
-        _accepting(load)
+        await_accepting(load)
     started = time.monotonic()
     for load in loads:
         load.start()
@@ -231,7 +231,7 @@ def run_with_faults(
     return outcomes, loads, happened
 
 
-def _accepting(load: Load, in_a_row: int = 4, timeout_s: float = 90) -> None:
+def await_accepting(load: Load, in_a_row: int = 4, timeout_s: float = 90) -> None:
     """Wait until ``in_a_row`` async calls in a row are accepted (every frontend nginx sends
     them to knows the app's topics: a cold producer refuses with 503 until its metadata has
     them), so that a fault hits a stack that was taking the load. These calls are not part of

@@ -140,11 +140,7 @@ final class KafkaEntry implements AutoCloseable {
 
   private synchronized KafkaProducer<String, byte[]> producer() {
     if (producer == null) {
-      Properties props = new Properties();
-      props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-      props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
-      props.put(ProducerConfig.ACKS_CONFIG, "all");
-      props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+      Properties props = config.producerBase(clientId);
       props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
       props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) METADATA_WAIT.toMillis());
       // the producer gives a record up when the caller stops waiting for it (Kafka requires

@@ -60,11 +60,7 @@ final class Starts implements AutoCloseable {
    * first publish: an agent whose apps have no triggers runs no producer for them.
    */
   static Publisher kafka(KafkaConfig config, String clientId) {
-    Properties props = new Properties();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    props.put(ProducerConfig.CLIENT_ID_CONFIG, clientId);
-    props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    Properties props = config.producerBase(clientId);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     props.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 5_000);
     props.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, DELIVERY_TIMEOUT_MS);

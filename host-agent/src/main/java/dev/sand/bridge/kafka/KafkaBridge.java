@@ -61,12 +61,8 @@ public final class KafkaBridge implements AutoCloseable {
     props.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout.toMillis());
     // a broker that restarts should be found again quickly, not after the 1 s default backoff cap
     props.put(AdminClientConfig.RECONNECT_BACKOFF_MAX_MS_CONFIG, 500);
-    Properties producerProps = new Properties();
-    producerProps.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
-    producerProps.put(ProducerConfig.CLIENT_ID_CONFIG, clientId + "-backup");
     // backups are the recovery log: acks from all replicas, idempotent, in order per key
-    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    Properties producerProps = config.producerBase(clientId + "-backup");
     // Backups are off the grain path, so latency does not matter but CPU does: on a small
     // host every send competes with grain instances. The agent hands its records over in
     // bursts, one per 20 ms window (FlagGate); 5 ms is enough to put a burst in one request.
