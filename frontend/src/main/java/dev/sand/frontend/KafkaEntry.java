@@ -37,9 +37,9 @@ final class KafkaEntry implements AutoCloseable {
   /**
    * How long a publish waits for the broker's acknowledgement before the invocation is refused
    * (503). The producer gives the record up at the same moment (its delivery timeout), so a refused
-   * invocation is not written later behind the caller's back; 30 s is the producer's own request
-   * timeout: long enough for a stalled broker on a busy host (a cold broker under load took over 10
-   * s once, in CI) and short of any client's patience.
+   * invocation is not retried behind the caller's back; 30 s is Kafka's default request timeout: a
+   * broker restarted under load is back within it (calls wait for it instead of being refused) and
+   * it is short of any client's patience (decision 0043).
    */
   static final Duration ACK_TIMEOUT = Duration.ofSeconds(30);
 
