@@ -351,9 +351,12 @@ def _follow(cluster: MultiHostCluster, execution_ids: list[str]) -> dict[str, An
     while pending and time.monotonic() < deadline:
         still = []
         for execution_id in pending:
-            doc = session.get(
-                f"{cluster.gateway_url}/v1/executions/{execution_id}", timeout=10
-            ).json()
+            try:
+                doc = session.get(
+                    f"{cluster.gateway_url}/v1/executions/{execution_id}", timeout=10
+                ).json()
+            except (requests.RequestException, ValueError):
+                doc = {"status": "RUNNING"}  # asked again on the next pass
             if doc.get("status") == "RUNNING":
                 still.append(execution_id)
             else:
