@@ -14,11 +14,13 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
@@ -65,9 +67,18 @@ public final class RedisLocalBus implements AutoCloseable {
    * @throws LocalBusException naming the socket when Redis is not reachable or refuses the login
    */
   public static RedisLocalBus connect(Path socket, String password, Duration timeout) {
-    // two I/O threads are plenty for one connection and keep the agent lean on small hosts
+    // two I/O threads are plenty for one connection and keep the agent lean on small hosts.
+    // Reconnects back off to 1 s at most, not Lettuce's 30 s: a host's Redis that was down for
+    // half a minute (its host killed, then started again) would otherwise wait up to 30 s more
+    // for a frontend to send it work again; a reconnect over a unix socket costs next to nothing.
     ClientResources resources =
-        DefaultClientResources.builder().ioThreadPoolSize(2).computationThreadPoolSize(1).build();
+        DefaultClientResources.builder()
+            .ioThreadPoolSize(2)
+            .computationThreadPoolSize(1)
+            .reconnectDelay(
+                Delay.exponential(
+                    Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+            .build();
     RedisClient client = RedisClient.create(resources);
     client.setOptions(
         ClientOptions.builder()
