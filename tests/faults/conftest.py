@@ -144,6 +144,21 @@ def deploy_fault_apps(cluster: MultiHostCluster) -> None:
         client.invoke("fanout", {"n": n, "sleep_s": 0})
 
 
+def load_of(cluster: MultiHostCluster, app: AppUnderLoad) -> Load:
+    """Asynchronous load of ``app`` through ``cluster``'s nginx (not started)."""
+    return Load(
+        cluster.gateway_url,
+        app.name,
+        {
+            h: cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
+            for h in HOSTS
+        },
+        rate=app.rate,
+        sleep_s=app.sleep_s,
+        token=cluster.admin_token,
+    )
+
+
 def run_with_faults(
     cluster: MultiHostCluster,
     name: str,
@@ -167,20 +182,7 @@ def run_with_faults(
 
     Returns the outcomes and loads (in the order of ``apps``) and the faults as they
     happened."""
-    loads = [
-        Load(
-            cluster.gateway_url,
-            app.name,
-            {
-                h: cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
-                for h in HOSTS
-            },
-            rate=app.rate,
-            sleep_s=app.sleep_s,
-            token=cluster.admin_token,
-        )
-        for app in apps
-    ]
+    loads = [load_of(cluster, app) for app in apps]
     for load in loads:
         await_accepting(load)
     started = time.monotonic()

@@ -34,10 +34,10 @@ from tests.faults.conftest import (
     FANOUT,
     HOSTS,
     RELAY,
-    AppUnderLoad,
     await_accepting,
     await_everywhere,
     deploy_fault_apps,
+    load_of,
 )
 from tests.faults.kills import kill_host, kill_service
 from tests.faults.load import Fault, Load, Outcome, Struck, await_all
@@ -211,20 +211,6 @@ class SyncLoad:
             self._stop.wait(1 / self.rate)
 
 
-def _load(cluster: MultiHostCluster, app: AppUnderLoad) -> Load:
-    return Load(
-        cluster.gateway_url,
-        app.name,
-        {
-            h: cluster.config.state_dir / "hosts" / h / "logs" / "apps" / f"{app.name}.log"
-            for h in HOSTS
-        },
-        rate=app.rate,
-        sleep_s=app.sleep_s,
-        token=cluster.admin_token,
-    )
-
-
 @dataclass
 class Segment:
     """A few minutes of load around one fault, and what became of it."""
@@ -265,7 +251,7 @@ def test_soak_mixedLoadWithAFaultEveryFewMinutes_nothingLost_memoryFlat(
         while time.monotonic() - started < SOAK_S:
             soak_fault = rng.choice(FAULTS)
             segment = Segment(soak_fault.name)
-            segment.loads = {app.name: _load(cluster, app) for app in apps}
+            segment.loads = {app.name: load_of(cluster, app) for app in apps}
             for load in segment.loads.values():
                 await_accepting(load)
                 load.start()
