@@ -283,7 +283,7 @@ def test_soak_mixedLoadWithAFaultEveryFewMinutes_nothingLost_memoryFlat(
         sync.stop()
         memory_at_end = _memory(cluster)
         results = [
-            (segment, app, segment.outcomes[app.name].result())
+            (segment, app, segment.outcomes[app].result())
             for segment in segments
             for app in (a.name for a in apps)
         ]
