@@ -183,7 +183,7 @@ final class InvokeRoute {
         error instanceof java.util.concurrent.TimeoutException
             || error.getCause() instanceof org.apache.kafka.common.errors.TimeoutException;
     return timedOut
-        ? "no acknowledgement from the global bus in " + Invoker.ACK_TIMEOUT.toSeconds() + " s"
+        ? "no acknowledgement from the global bus in " + KafkaEntry.ACK_TIMEOUT.toSeconds() + " s"
         : error.getMessage();
   }
 

@@ -14,7 +14,6 @@ import dev.sand.contracts.contractsConstants;
 import io.lettuce.core.ScriptOutputType;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
@@ -123,9 +122,6 @@ final class Invoker {
     this.clock = clock;
   }
 
-  /** How long an asynchronous invocation waits for the broker to acknowledge its backup. */
-  static final Duration ACK_TIMEOUT = KafkaEntry.ACK_TIMEOUT;
-
   /**
    * An admitted invocation.
    *
@@ -230,7 +226,7 @@ final class Invoker {
     }
     CompletableFuture<Void> queued =
         acked
-            .orTimeout(ACK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
+            .orTimeout(KafkaEntry.ACK_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)
             .thenRunAsync(() -> queueAdmitted(invocation, event, backup, now), afterAck);
     queued.whenComplete((ok, error) -> backlog.pending(invocation.app(), -1));
     return new Submitted(queued, DONE);
