@@ -92,8 +92,8 @@ clean:
 	-$(SAND) down
 	rm -rf build target */target
 
-# Lint, render and check the Helm chart (deploy/helm/check.sh). Builds helm into build/tools
-# from the Go module proxy once if none is on PATH (about 3 minutes); then about 2 seconds.
+# Lint, render and check the Helm chart (deploy/helm/check.sh). Builds helm into ~/.cache/sand
+# from the Go module proxy once per machine if none is on PATH (about 2 minutes); then 2 s.
 .PHONY: chart-check
 chart-check:
 	@bash deploy/helm/check.sh

@@ -112,15 +112,20 @@ def await_everywhere(
 
 
 @pytest.fixture(autouse=True)
-def whole_after(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A scenario that failed half-way may leave a host or a service down: the next one
-    starts on the whole cluster (the cluster the test used: this directory's, or a module's
-    own, like the replicated one's)."""
-    yield
+def whole_before(request: pytest.FixtureRequest) -> None:
+    """Each scenario starts on the whole cluster (the one the test uses: this directory's, or
+    a module's own, like the replicated one's), whatever the scenario before it left down —
+    restored before, not after, so that a module's last round does not start a host only for
+    the teardown to stop it."""
     if "cluster" in request.fixturenames:
-        cluster: MultiHostCluster = request.getfixturevalue("cluster")
-        cluster.up()
-        await_everywhere(cluster)
+        whole(request.getfixturevalue("cluster"))
+
+
+def whole(cluster: MultiHostCluster) -> None:
+    """Starts whatever of ``cluster`` is down and waits until every host runs the fault apps
+    (a no-op, but for the checks, when nothing is down)."""
+    cluster.up()
+    await_everywhere(cluster)
 
 
 @pytest.fixture(scope="session")

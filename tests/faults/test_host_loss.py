@@ -18,9 +18,9 @@ from tests.faults.conftest import (
     BOTH_APPS,
     HOSTS,
     ROUNDS,
-    await_everywhere,
     run_with_faults,
     survivors_took_over,
+    whole,
 )
 from tests.faults.kills import kill_host
 from tests.faults.load import Struck
@@ -36,6 +36,7 @@ def _kill(cluster: MultiHostCluster, host: str) -> Callable[[], Struck]:
 @pytest.mark.timeout(300 * ROUNDS)
 def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(cluster: MultiHostCluster) -> None:
     for n in range(ROUNDS):
+        whole(cluster)  # the round before left its victim down
         victim = random.choice(HOSTS)
         _, _, faults = run_with_faults(
             cluster,
@@ -44,8 +45,6 @@ def test_hostKilledUnderLoad_everyAcceptedExecutionEnds(cluster: MultiHostCluste
             apps=BOTH_APPS,
         )
         survivors_took_over(cluster, faults)
-        cluster.up()
-        await_everywhere(cluster)
 
 
 @pytest.mark.timeout(300 * ROUNDS)
@@ -56,6 +55,7 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
     the group's session timeout) or a little later, a second one dies too: the last host
     ends everything."""
     for n in range(ROUNDS):
+        whole(cluster)
         first, second, _ = random.sample(HOSTS, 3)
         at = random.uniform(2, 3.5)
         _, _, faults = run_with_faults(
@@ -65,5 +65,3 @@ def test_recoveringHostKilledDuringRecovery_everyAcceptedExecutionEnds(
             apps=BOTH_APPS,
         )
         survivors_took_over(cluster, faults)
-        cluster.up()
-        await_everywhere(cluster)

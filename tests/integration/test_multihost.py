@@ -197,6 +197,14 @@ def test_killHost_killsEveryProcessOfThatHostOnly_thenUpBringsItBack(
     assert {name: pid for name, pid in survivors.items() if not _alive(pid)} == {}
 
 
+def _agent_runs(cluster: MultiHostCluster, host: str, app: str) -> bool:
+    """Whether ``host``'s agent says it runs ``app`` (deployed, its metadata written)."""
+    answer = requests.get(
+        f"{cluster.agent_url(host)}/v1/apps/{app}", headers=cluster.agent_headers, timeout=5
+    )
+    return answer.status_code == 200 and str(answer.json().get("state", "")).startswith("running")
+
+
 def _history(cluster: MultiHostCluster, execution_id: str) -> list[dict[str, Any]]:
     answer = requests.get(
         f"{cluster.gateway_url}/v1/executions/{execution_id}/history",
@@ -217,12 +225,13 @@ def test_callbackWaits_outliveTheirHost_answersBeforeAndAfterTheReplayLand(
     admin = SandClient(cluster.gateway_url, token=cluster.admin_token, timeout_s=120)
     admin.deploy(APPS / "callbacks", backend="process")
     deadline = time.monotonic() + 60
-    while not all(
-        any(box.app == "callbacks" and box.pids for box in cluster.status().host(h).sandboxes)
-        for h in ("host-1", "host-2")
-    ):
-        assert time.monotonic() < deadline, "callbacks does not run on both hosts"
+    # deployed, not only started: a sandbox has its pids before its agent has written the
+    # app's metadata, and a frontend places calls only on hosts whose metadata it reads (a
+    # fresh clone saw all six calls on host-1, host-2's deploy ending a second after them)
+    while not all(_agent_runs(cluster, h, "callbacks") for h in ("host-1", "host-2")):
+        assert time.monotonic() < deadline, "callbacks is not deployed on both hosts"
         time.sleep(0.5)
+    time.sleep(1)  # the frontends' app catalog keeps a read (a miss too) for 0.5 s
     body = {"sleep_s": 0, "timeout_s": 300, "heartbeat_s": 200}
     ids = [admin.invoke("callbacks", body, wait=False).execution_id for _ in range(6)]
     waits: dict[str, dict[str, Any]] = {}
@@ -234,19 +243,19 @@ def test_callbackWaits_outliveTheirHost_answersBeforeAndAfterTheReplayLand(
             if submitted:
                 waits[execution_id] = submitted[0]
         time.sleep(0.5)
-    # the victim is a host that holds waits: the frontends' round robin is shared with every
-    # other lookup they make, so six calls may all land on one host (seen in fresh clones)
-    victim = waits[ids[0]]["host"]
-    survivor = "host-1" if victim == "host-2" else "host-2"
-    on_host2 = [i for i in ids if waits[i]["host"] == victim]
+    # each frontend places an app's calls in turn over the hosts that run it (its own turn,
+    # not one shared with the status polls above): both hosts hold waits
+    assert {w["host"] for w in waits.values()} == {"host-1", "host-2"}, waits
+    victim, survivor = "host-2", "host-1"
+    on_victim = [i for i in ids if waits[i]["host"] == victim]
     # the fault: every process of the victim, its Redis (and the parked timers in it) included
     killed = cluster.kill_host(victim)
     assert killed, "kill-host killed nothing"
-    early, late = on_host2[: len(on_host2) // 2 + 1], on_host2[len(on_host2) // 2 + 1 :]
+    early, late = on_victim[: len(on_victim) // 2 + 1], on_victim[len(on_victim) // 2 + 1 :]
     for execution_id in early:  # answered while its host is dead: no timer to move anywhere
         admin.send_task_success(waits[execution_id]["task_token"], {"sent": "early"})
     time.sleep(10)  # host-1 takes host-2's partitions over and re-registers the waits
-    for execution_id in [*late, *(set(ids) - set(on_host2))]:
+    for execution_id in [*late, *(set(ids) - set(on_victim))]:
         admin.send_task_success(waits[execution_id]["task_token"], {"sent": "late"})
     ended: dict[str, Any] = {}
     deadline = time.monotonic() + 90

@@ -354,6 +354,8 @@ def _kafka_settings(node: _StoreNode) -> dict[str, str]:
             **common,
             "broker_session_ms": "9000",
             "broker_heartbeat_ms": "2000",
+            "quorum_fetch_ms": "2000",
+            "quorum_election_ms": "1000",
             "kafka_roles": "broker,controller",
             "kafka_node_id": "1",
             "kafka_voters": f"1@127.0.0.1:{ports.kafka_controller}",
@@ -366,8 +368,10 @@ def _kafka_settings(node: _StoreNode) -> dict[str, str]:
     listeners = f"PLAINTEXT://{node.ip}:{ports.kafka}"
     return {
         **common,
-        "broker_session_ms": "4000",
-        "broker_heartbeat_ms": "1000",
+        "broker_session_ms": "2000",
+        "broker_heartbeat_ms": "500",
+        "quorum_fetch_ms": "1000",
+        "quorum_election_ms": "500",
         "kafka_roles": "broker,controller" if controller else "broker",
         "kafka_node_id": str(node.plan.index),
         "kafka_voters": ",".join(f"{p.index}@{p.ip}:{ports.kafka_controller}" for p in controllers),

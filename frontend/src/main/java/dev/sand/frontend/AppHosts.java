@@ -103,7 +103,8 @@ final class AppHosts {
     Optional<HostLinks.Target> metadata;
     try {
       metadata =
-          hosts.first(
+          hosts.inTurn(
+              app,
               link ->
                   skip.contains(link)
                       ? Optional.empty()

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * <p>A host whose Redis is not there when the frontend starts is connected later, by a background
  * thread, once it appears; one whose Redis dies fails calls at once (commands are rejected while
  * disconnected) and is reconnected by the Redis client. Invocations go to the hosts that run the
- * app, in turn, skipping hosts that fail. Thread-safe.
+ * app, in the app's turn, skipping hosts that fail. Thread-safe.
  */
 final class HostLinks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HostLinks.class);
@@ -78,7 +79,8 @@ final class HostLinks implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
           });
-  private final AtomicInteger next = new AtomicInteger();
+  // per app: where its next call's round robin starts (see inTurn)
+  private final ConcurrentHashMap<String, AtomicInteger> turns = new ConcurrentHashMap<>();
   private final Thread connector;
   private volatile boolean running = true;
 
@@ -168,12 +170,38 @@ final class HostLinks implements AutoCloseable {
     return List.copyOf(links);
   }
 
-  /** The connected hosts, starting with a different one at each call (round robin). */
-  List<Link> rotation() {
-    int start = Math.floorMod(next.getAndIncrement(), links.size());
+  /**
+   * The first answer of {@code ask} over the connected hosts in config order (lookups: which host
+   * answers does not matter), skipping hosts whose Redis fails; empty when no host has one.
+   *
+   * @throws LocalBusException the last host's error when every host failed
+   */
+  <T> Optional<T> first(Function<Link, Optional<T>> ask) {
+    return first(usable(0), ask);
+  }
+
+  /**
+   * As {@link #first}, over the hosts in {@code app}'s turn: each call for an app starts at the
+   * host after the one its previous call started at (round robin). Each app has its own turn, so
+   * neither lookups nor other apps' calls decide where an app's calls go: with one shared counter,
+   * a status poll between two calls sent both to the same host of two. A turn is kept only for an
+   * app some host answered for, so unknown names leave nothing behind.
+   */
+  <T> Optional<T> inTurn(String app, Function<Link, Optional<T>> ask) {
+    AtomicInteger turn = turns.get(app);
+    Optional<T> found = first(usable(turn == null ? 0 : turn.getAndIncrement()), ask);
+    if (turn == null && found.isPresent()) {
+      turns.putIfAbsent(app, new AtomicInteger(1));
+    }
+    return found;
+  }
+
+  /** The connected hosts not suspected, from the {@code start}-th (modulo their number) on. */
+  private List<Link> usable(int start) {
+    int from = Math.floorMod(start, links.size());
     List<Link> order = new ArrayList<>();
     for (int i = 0; i < links.size(); i++) {
-      Link link = links.get((start + i) % links.size());
+      Link link = links.get((from + i) % links.size());
       if (link.usable()) {
         order.add(link);
       }
@@ -181,16 +209,10 @@ final class HostLinks implements AutoCloseable {
     return order;
   }
 
-  /**
-   * The first answer of {@code ask} over the connected hosts in rotation, skipping hosts whose
-   * Redis fails; empty when no host has one.
-   *
-   * @throws LocalBusException the last host's error when every host failed
-   */
-  <T> Optional<T> first(Function<Link, Optional<T>> ask) {
+  private static <T> Optional<T> first(List<Link> order, Function<Link, Optional<T>> ask) {
     LocalBusException last = null;
     boolean anyAnswered = false;
-    for (Link link : rotation()) {
+    for (Link link : order) {
       try {
         Optional<T> found = ask.apply(link);
         anyAnswered = true;
