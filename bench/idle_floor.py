@@ -1,7 +1,7 @@
 """`python -m bench.idle_floor`: what Kafka and Cassandra cost at rest, alone, with no client.
 
 The floor under the idle stack's figure (decision 0031): each service is started by itself
-from the spec ``sand up`` uses (``sand.cluster.services``: the same argv, JVM options and
+from the spec ``sand up`` uses (``sand.cluster.stores``: the same argv, JVM options and
 rendered configuration), in a private state directory on private ports, with nothing talking
 to it. Once it printed its ready line it is left to settle (the JIT compiles for minutes
 after start), then the CPU of each of its threads is read from ``/proc`` over the span; the
@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from sand.cluster.config import ClusterConfig, load_config
-from sand.cluster.services import ServiceSpec, build_services
+from sand.cluster.services import build_services
+from sand.cluster.specs import ServiceSpec
 
 # Private ports: the defaults + 20000, clear of `sand up` and of the test suite's (+ 10000).
 PORTS: dict[str, dict[str, Any]] = {

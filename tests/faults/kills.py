@@ -8,7 +8,7 @@ import signal
 import time
 
 import psutil
-from sand.cluster.services import STORE_KINDS
+from sand.cluster.stores import STORE_KINDS
 
 from tests.faults.load import Struck
 from tests.integration.conftest import our_processes

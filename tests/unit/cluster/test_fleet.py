@@ -12,7 +12,7 @@ import psutil
 import pytest
 from sand.cluster import fleet
 from sand.cluster.config import ClusterConfig, load_config
-from sand.cluster.services import ServiceSpec
+from sand.cluster.specs import ServiceSpec
 from sand.cluster.supervisor import Supervisor
 
 # An "agent" that starts one sandbox process of app "thumbs", as the process backend does.

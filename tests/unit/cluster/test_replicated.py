@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 from sand.cluster.cluster_json import write_cluster_json
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
-from sand.cluster.services import ServiceSpec, build_services
+from sand.cluster.services import build_services
+from sand.cluster.specs import ServiceSpec
 from sand.cluster.supervisor import recorded_topology, topology_record
 
 

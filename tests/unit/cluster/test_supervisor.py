@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from sand.cli import cli
 from sand.cluster import probes
 from sand.cluster.config import ClusterConfig, default_home, is_checkout, load_config
-from sand.cluster.services import PrerequisiteError, ServiceSpec
+from sand.cluster.services import PrerequisiteError
+from sand.cluster.specs import ServiceSpec
 from sand.cluster.supervisor import StartError, Supervisor
 
 

@@ -18,7 +18,8 @@ from typing import Any
 import psutil
 from sand.cluster import network
 from sand.cluster.config import ClusterConfig
-from sand.cluster.services import STORE_KINDS, host_service_name
+from sand.cluster.services import host_service_name
+from sand.cluster.stores import STORE_KINDS
 from sand.cluster.supervisor import ServiceStatus, Supervisor
 from sand.cluster.topology import HostPlan
 from sand.contracts import Env

@@ -1,9 +1,11 @@
-"""The services of a cluster: how each is configured, started and probed.
+"""The services of a cluster: which run, in what order, and how each is configured, started
+and probed.
 
 Shared services (dockerd, Kafka, Cassandra, frontends, nginx) run once, in the root
 network namespace; each host (``topology.HostPlan``) has its own Redis and host agent,
-inside the host's network namespace when there are several. This module only
-*describes* services (``ServiceSpec``); ``supervisor`` runs them.
+inside the host's network namespace when there are several. The global layer's stores
+(Kafka and Cassandra) are described in ``stores``, the others here. This module only
+*describes* services (``specs.ServiceSpec``); ``supervisor`` runs them.
 """
 
 from __future__ import annotations
@@ -13,65 +15,27 @@ import os
 import pwd
 import shutil
 import stat
-import subprocess
 import tempfile
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from string import Template
 
 from sand.cluster import probes
 from sand.cluster.cluster_json import write_cluster_json
 from sand.cluster.config import ClusterConfig, is_checkout
+from sand.cluster.specs import (
+    C1_ONLY,
+    LAYER_AGENTS,
+    LAYER_WAY_IN,
+    ServiceSpec,
+    in_netns,
+    log_path,
+    render,
+)
+from sand.cluster.stores import cassandra_spec, kafka_spec
 from sand.cluster.topology import HostPlan
-
-KAFKA_MAIN = "kafka.Kafka"
-KAFKA_STORAGE_TOOL = "kafka.tools.StorageTool"
-CASSANDRA_MAIN = "org.apache.cassandra.service.CassandraDaemon"
 
 
 class PrerequisiteError(Exception):
     """Something `sand up` needs is not installed; the message says what and how."""
-
-
-LAYER_STORES = 0  # Redis, dockerd, Kafka, Cassandra: none uses another
-LAYER_AGENTS = 1  # the host agents: they use the stores while they stop
-LAYER_WAY_IN = 2  # frontends and nginx: they use the agents and the stores
-
-
-@dataclass(frozen=True, slots=True)
-class ServiceSpec:
-    """How to run one service process and how to tell that it is ready."""
-
-    name: str
-    argv: tuple[str, ...]
-    address: str
-    log: Path
-    health: probes.Probe
-    ports: tuple[int, ...] = ()
-    # A line the service prints once ready; None = ready as soon as `health` passes.
-    ready_marker: str | None = None
-    # a line of its log that says it gave up waiting for a dependency still starting beside it
-    # (the host agent waits 60 s for Cassandra): `sand up` starts it again while its own
-    # ready_timeout_s lasts, instead of failing on a machine slow to start the dependency
-    retry_marker: str | None = None
-    needs: tuple[str, ...] = ()  # names of binaries or files that must exist
-    prepare: Callable[[], None] | None = field(default=None, compare=False)
-    env: tuple[tuple[str, str], ...] = ()
-    host_id: str | None = None  # the host it belongs to; None for a shared service
-    pids_dir: Path | None = None  # where its pid file goes; None = the cluster's run/pids
-    # What it is built on: LAYER_STORES (used by the others), LAYER_AGENTS, LAYER_WAY_IN.
-    # `sand down` stops a layer at a time from the top, the services of a layer at once.
-    layer: int = LAYER_STORES
-    # services that must be ready before this one starts, when `sand up` starts them too (a
-    # replicated cluster's Cassandra nodes join one at a time; its agents wait for every
-    # broker and node); one already running is not waited for
-    after: tuple[str, ...] = ()
-
-
-# what a host of a replicated cluster runs besides its Redis and agent (decision 0042)
-STORE_KINDS = ("kafka", "cassandra")
 
 
 def host_service_name(plan: HostPlan, kind: str) -> str:
@@ -94,12 +58,12 @@ def build_services(config: ClusterConfig) -> list[ServiceSpec]:
     if config.replicated:
         # a broker and a node in every host's namespace (decision 0042); the nodes join the
         # ring one at a time, after the first host's, the seed
-        stores = [_kafka(config, plan) for plan in plans]
-        stores += [_cassandra(config, plan) for plan in plans]
+        stores = [kafka_spec(config, plan) for plan in plans]
+        stores += [cassandra_spec(config, plan) for plan in plans]
         services += stores
         after = tuple(spec.name for spec in stores)
     else:
-        services += [_kafka(config), _cassandra(config)]
+        services += [kafka_spec(config), cassandra_spec(config)]
         after = ()
     if single:
         services.append(_host_agent(config, plans[0]))
@@ -158,29 +122,6 @@ def _write_cluster_json_quietly(config: ClusterConfig) -> None:
     write_cluster_json(config)
 
 
-def _render(config: ClusterConfig, template: str, path: Path, **extra: str) -> Path:
-    values = {
-        "service_ip": config.service_ip,
-        "run_dir": str(config.run_dir),
-        "logs_dir": str(config.logs_dir),
-        "redis_socket": str(config.redis_socket),
-        "redis_dir": str(config.data_dir / "redis"),
-        "redis_maxmemory_mb": str(config.redis_maxmemory_mb),
-        "redis_password": config.redis_password,
-        "kafka_port": str(config.ports.kafka),
-        "kafka_partitions": str(config.kafka_partitions),
-        "cassandra_cql_port": str(config.ports.cassandra_cql),
-        "cassandra_storage_port": str(config.ports.cassandra_storage),
-        "nginx_dir": str(config.state_dir / "nginx"),
-        "nginx_port": str(config.ports.nginx),
-        **extra,
-    }
-    text = Template((config.home / "deploy" / "conf" / template).read_text()).substitute(values)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
 def nginx_body_dir(config: ClusterConfig) -> Path:
     """Where nginx spools application archives (request buffering, decision 0024), made ready.
 
@@ -209,24 +150,6 @@ def _enterable_by_others(path: Path) -> bool:
     return all(p.stat().st_mode & stat.S_IXOTH for p in (path, *path.parents))
 
 
-def _lib(config: ClusterConfig, name: str) -> Path:
-    return config.home / "deploy" / "lib" / name
-
-
-def _log(config: ClusterConfig, name: str) -> Path:
-    return config.logs_dir / f"{name}.log"
-
-
-def _in_netns(plan: HostPlan, argv: tuple[str, ...]) -> tuple[str, ...]:
-    # nsenter enters the host's network namespace only and execs argv in place: the pid we
-    # record is the service's own. Not `ip netns exec`: it also gives the process a mount
-    # namespace with a /sys of its own, without the machine's cgroup mounts, and the agent
-    # needs those for its process sandboxes' CPU and memory limits (decision 0022).
-    if plan.netns is None:
-        return argv
-    return ("nsenter", f"--net=/run/netns/{plan.netns}", "--", *argv)
-
-
 def _redis(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
     conf = plan.conf_dir / "redis.conf"
     data = plan.data_dir / "redis"
@@ -234,7 +157,7 @@ def _redis(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
     def prepare() -> None:
         data.mkdir(parents=True, exist_ok=True)
         plan.redis_socket.parent.mkdir(parents=True, exist_ok=True)
-        _render(
+        render(
             config,
             "redis.conf",
             conf,
@@ -244,7 +167,7 @@ def _redis(config: ClusterConfig, plan: HostPlan) -> ServiceSpec:
 
     return ServiceSpec(
         name=host_service_name(plan, "redis"),
-        argv=_in_netns(plan, ("redis-server", str(conf))),
+        argv=in_netns(plan, ("redis-server", str(conf))),
         address=f"unix:{plan.redis_socket}",
         log=plan.logs_dir / "redis.log",
         health=probes.redis_ping(plan.redis_socket, lambda: config.redis_password),
@@ -274,259 +197,11 @@ def _dockerd(config: ClusterConfig) -> ServiceSpec:
             "--ip-masq=false",
         ),
         address=f"unix://{sock}",
-        log=_log(config, "dockerd"),
+        log=log_path(config, "dockerd"),
         health=probes.docker_ping(sock),
         needs=("dockerd", "containerd", "runc"),
         prepare=lambda: root.mkdir(parents=True, exist_ok=True),
     )
-
-
-def _kafka_cluster_id(config: ClusterConfig) -> str:
-    """The KRaft cluster id every broker's storage is formatted with: made once per state dir
-    (22 characters, as Kafka's own tool makes them), so the brokers of a replicated cluster
-    agree on it."""
-    path = config.conf_dir / "kafka.cluster-id"
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(uuid.uuid4().hex[:22])
-    return path.read_text().strip()
-
-
-@dataclass(frozen=True, slots=True)
-class _StoreNode:
-    """Where one Kafka broker and one Cassandra node run: the cluster's one pair, in the
-    root namespace and the state dir's own dirs (``plan`` None), or a replicated cluster's
-    host's own (decision 0042)."""
-
-    config: ClusterConfig
-    plan: HostPlan | None
-
-    def name(self, kind: str) -> str:
-        return kind if self.plan is None else f"{self.plan.id}/{kind}"
-
-    @property
-    def ip(self) -> str:
-        return self.config.service_ip if self.plan is None else self.plan.ip
-
-    @property
-    def conf_dir(self) -> Path:
-        return self.config.conf_dir if self.plan is None else self.plan.conf_dir
-
-    @property
-    def data_dir(self) -> Path:
-        return self.config.data_dir if self.plan is None else self.plan.data_dir
-
-    def log(self, kind: str) -> Path:
-        return _log(self.config, kind) if self.plan is None else self.plan.logs_dir / f"{kind}.log"
-
-    def argv(self, argv: tuple[str, ...]) -> tuple[str, ...]:
-        return argv if self.plan is None else _in_netns(self.plan, argv)
-
-    def ports(self, *ports: int) -> tuple[int, ...]:
-        # in a namespace of its own a port is free whatever the root namespace holds
-        return ports if self.plan is None else ()
-
-    def needs(self, *needs: str) -> tuple[str, ...]:
-        return needs if self.plan is None else (*needs, "nsenter")
-
-    @property
-    def host_id(self) -> str | None:
-        return None if self.plan is None else self.plan.id
-
-    @property
-    def pids_dir(self) -> Path | None:
-        return None if self.plan is None else self.plan.pids_dir
-
-
-def _kafka_settings(node: _StoreNode) -> dict[str, str]:
-    """The broker's role, id, quorum and listeners (the template's ``kafka_*`` values)."""
-    config, ports = node.config, node.config.ports
-    replicas = config.replication_factor
-    common = {
-        "kafka_ip": node.ip,
-        "kafka_dir": str(node.data_dir / "kafka"),
-        "replication_factor": str(replicas),
-        # a majority of the replicas, so acks=all survives one broker lost of three
-        "min_insync": str(replicas // 2 + 1),
-    }
-    if node.plan is None:
-        return {
-            **common,
-            "broker_session_ms": "9000",
-            "broker_heartbeat_ms": "2000",
-            "quorum_fetch_ms": "2000",
-            "quorum_election_ms": "1000",
-            "kafka_roles": "broker,controller",
-            "kafka_node_id": "1",
-            "kafka_voters": f"1@127.0.0.1:{ports.kafka_controller}",
-            "kafka_listeners": (
-                f"PLAINTEXT://{node.ip}:{ports.kafka},CONTROLLER://127.0.0.1:{ports.kafka_controller}"
-            ),
-        }
-    controllers = config.host_plans[:replicas]
-    controller = node.plan in controllers
-    listeners = f"PLAINTEXT://{node.ip}:{ports.kafka}"
-    return {
-        **common,
-        "broker_session_ms": "2000",
-        "broker_heartbeat_ms": "500",
-        "quorum_fetch_ms": "1000",
-        "quorum_election_ms": "500",
-        "kafka_roles": "broker,controller" if controller else "broker",
-        "kafka_node_id": str(node.plan.index),
-        "kafka_voters": ",".join(f"{p.index}@{p.ip}:{ports.kafka_controller}" for p in controllers),
-        "kafka_listeners": (
-            f"{listeners},CONTROLLER://{node.ip}:{ports.kafka_controller}"
-            if controller
-            else listeners
-        ),
-    }
-
-
-def _kafka(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSpec:
-    node = _StoreNode(config, plan)
-    lib = _lib(config, "kafka")
-    conf = node.conf_dir / "kafka.properties"
-    log4j = config.home / "deploy" / "conf" / "log4j2.properties"
-    data = node.data_dir / "kafka"
-    bootstrap = f"{node.ip}:{config.ports.kafka}"
-
-    def prepare() -> None:
-        _render(config, "kafka.properties", conf, **_kafka_settings(node))
-        if not (data / "meta.properties").exists():
-            # KRaft storage is formatted once per data dir, with the cluster's id
-            data.mkdir(parents=True, exist_ok=True)
-            subprocess.run(
-                [
-                    "java",
-                    "-cp",
-                    f"{lib}/*",
-                    f"-Dlog4j2.configurationFile={log4j}",
-                    KAFKA_STORAGE_TOOL,
-                    "format",
-                    "-t",
-                    _kafka_cluster_id(config),
-                    "-c",
-                    str(conf),
-                ],
-                check=True,
-                capture_output=True,
-                timeout=120,
-            )
-
-    return ServiceSpec(
-        name=node.name("kafka"),
-        argv=node.argv(
-            (
-                "java",
-                f"-Xms{config.kafka_heap_mb}m",
-                f"-Xmx{config.kafka_heap_mb}m",
-                "-XX:+UseG1GC",
-                *_quick_jit(config),
-                f"-Dlog4j2.configurationFile={log4j}",
-                f"-Dsand.state={config.state_dir}",
-                "-cp",
-                f"{lib}/*",
-                KAFKA_MAIN,
-                str(conf),
-            )
-        ),
-        address=bootstrap,
-        log=node.log("kafka"),
-        health=probes.kafka_metadata(bootstrap),
-        ports=node.ports(config.ports.kafka, config.ports.kafka_controller),
-        ready_marker="Kafka Server started",
-        needs=node.needs("java", str(lib / "kafka_2.13-4.1.0.jar")),
-        prepare=prepare,
-        host_id=node.host_id,
-        pids_dir=node.pids_dir,
-    )
-
-
-# A node that joins a ring gossips with its seed before it takes tokens; Cassandra waits this
-# long for the ring's state (the seed itself, and a single node, wait 0: cassandra-jvm17.options)
-JOIN_RING_DELAY_MS = 5000
-
-
-def _cassandra(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSpec:
-    node = _StoreNode(config, plan)
-    lib = _lib(config, "cassandra")
-    conf_dir = node.conf_dir / "cassandra"
-    data = node.data_dir / "cassandra"
-    deploy_conf = config.home / "deploy" / "conf"
-    options = [
-        line.strip()
-        for line in (deploy_conf / "cassandra-jvm17.options").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
-    ]
-    seed = config.host_plans[0] if plan is not None else None
-    joins = plan is not None and plan != seed
-    if joins:
-        # the JVM takes the last of a repeated -D
-        options.append(f"-Dcassandra.ring_delay_ms={JOIN_RING_DELAY_MS}")
-    contact = f"{node.ip}:{config.ports.cassandra_cql}"
-
-    def prepare() -> None:
-        data.mkdir(parents=True, exist_ok=True)
-        _render(
-            config,
-            "cassandra.yaml",
-            conf_dir / "cassandra.yaml",
-            cassandra_dir=str(data),
-            cassandra_ip=node.ip,
-            cassandra_seed=node.ip if seed is None else seed.ip,
-            replication_factor=str(config.replication_factor),
-        )
-        shutil.copy(deploy_conf / "logback.xml", conf_dir / "logback.xml")
-
-    # a replicated cluster's nodes join one at a time, each after the one before it: Cassandra
-    # refuses to bootstrap while another node is joining
-    previous = config.host_plans[plan.index - 2] if plan is not None and joins else None
-    return ServiceSpec(
-        name=node.name("cassandra"),
-        argv=node.argv(
-            (
-                "java",
-                f"-Xms{config.cassandra_heap_mb}m",
-                f"-Xmx{config.cassandra_heap_mb}m",
-                *options,
-                *_quick_jit(config),
-                f"-Dcassandra.config=file://{conf_dir / 'cassandra.yaml'}",
-                "-Dcassandra-foreground=yes",
-                f"-Dcassandra.storagedir={data}",
-                f"-Dcassandra.jmx.local.port={config.ports.cassandra_jmx}",
-                f"-Dlogback.configurationFile={conf_dir / 'logback.xml'}",
-                "-cp",
-                f"{conf_dir}:{lib}/*",
-                CASSANDRA_MAIN,
-            )
-        ),
-        address=contact,
-        log=node.log("cassandra"),
-        health=probes.cassandra_query(config.ports.cassandra_cql, node.ip),
-        ports=node.ports(
-            config.ports.cassandra_cql,
-            config.ports.cassandra_storage,
-            config.ports.cassandra_jmx,
-        ),
-        ready_marker="Startup complete",
-        needs=node.needs("java", str(lib / "cassandra-all-5.0.5.jar")),
-        prepare=prepare,
-        after=() if previous is None else (_StoreNode(config, previous).name("cassandra"),),
-        host_id=node.host_id,
-        pids_dir=node.pids_dir,
-    )
-
-
-# stop the JIT at its first, quick compiler (C1)
-C1_ONLY = ("-XX:TieredStopAtLevel=1",)
-
-
-def _quick_jit(config: ClusterConfig) -> tuple[str, ...]:
-    """C1 only, for a short-lived cluster (``cluster.quick_jit``): measured in a test stack's
-    first minutes, C2's compiler threads took about half the CPU of Kafka, Cassandra and the
-    agent (decision 0037)."""
-    return C1_ONLY if config.quick_jit else ()
 
 
 # glibc gives each thread that allocates natively an arena of its own, up to 8 per core,
@@ -613,7 +288,7 @@ def _host_agent(config: ClusterConfig, plan: HostPlan, after: tuple[str, ...] = 
     )
     return ServiceSpec(
         name=name,
-        argv=_in_netns(plan, java),
+        argv=in_netns(plan, java),
         address=plan.agent_url(port),
         log=plan.logs_dir / "host-agent.log",
         # reached from the root namespace, through the bridge when in a namespace
@@ -649,7 +324,7 @@ def _frontend(config: ClusterConfig, index: int, port: int) -> ServiceSpec:
             str(port),
         ),
         address=f"http://127.0.0.1:{port}",
-        log=_log(config, name),
+        log=log_path(config, name),
         health=probes.http_ok(port),
         ports=(port,),
         needs=("java", str(jar)),
@@ -669,7 +344,7 @@ def _nginx(config: ClusterConfig) -> ServiceSpec:
     def prepare() -> None:
         for sub in ("proxy", "fastcgi", "uwsgi", "scgi"):
             (config.state_dir / "nginx" / sub).mkdir(parents=True, exist_ok=True)
-        _render(
+        render(
             config,
             "nginx.conf",
             conf,
@@ -682,7 +357,7 @@ def _nginx(config: ClusterConfig) -> ServiceSpec:
         name="nginx",
         argv=("nginx", "-p", str(config.state_dir / "nginx"), "-c", str(conf)),
         address=config.gateway_url,
-        log=_log(config, "nginx"),
+        log=log_path(config, "nginx"),
         health=probes.http_ok(config.ports.nginx),
         ports=(config.ports.nginx,),
         needs=("nginx",),

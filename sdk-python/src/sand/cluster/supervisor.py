@@ -31,12 +31,12 @@ from sand.cluster import leftovers as leftovers_of
 from sand.cluster import network
 from sand.cluster.config import ClusterConfig
 from sand.cluster.services import (
-    ServiceSpec,
     build_services,
     check_checkout,
     check_prerequisites,
     restrict_conf,
 )
+from sand.cluster.specs import ServiceSpec
 
 Reporter = Callable[[str], None]
 _POLL_S = 0.1

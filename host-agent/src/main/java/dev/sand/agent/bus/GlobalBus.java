@@ -4,11 +4,8 @@ import dev.sand.agent.apps.Executions;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.redis.RedisLocalBus;
-import dev.sand.bus.thrift.EventFlag;
-import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import dev.sand.config.KafkaConfig;
-import dev.sand.contracts.Keys;
 import dev.sand.contracts.Topics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -80,6 +77,7 @@ public final class GlobalBus implements AutoCloseable {
   private final KafkaConsumer<String, byte[]> consumer;
   private final Map<TopicPartition, PartitionFlags> partitions = new HashMap<>();
   private final Membership membership;
+  private final LocalDelivery delivery;
   private final String hostId;
   private final AtomicLong delivered = new AtomicLong();
   private final AtomicLong replayed = new AtomicLong();
@@ -110,6 +108,7 @@ public final class GlobalBus implements AutoCloseable {
     this.executions = executions;
     this.note = note;
     this.membership = new Membership(incarnation);
+    this.delivery = new LocalDelivery(hostId);
     Properties tuning = new Properties();
     // Kafka's default (500 ms), on purpose: the broker answers a waiting fetch as soon as a
     // record arrives, so the wait is not added to hops through Kafka, while every empty fetch
@@ -214,12 +213,7 @@ public final class GlobalBus implements AutoCloseable {
     }
   }
 
-  /**
-   * Puts {@code event} on the local bus: its PROCESSING copy first, then the event; {@code ahead}:
-   * at the head of its grain's queue. A lost host's work is taken over ahead of the new work
-   * already queued here: it has waited since before the host died, and the time it waits is what a
-   * host loss adds.
-   */
+  /** {@link LocalDelivery#deliver}, for an app deployed here; others are left to other hosts. */
   private void deliver(RedisLocalBus bus, EventMessage event, boolean ahead) {
     if (!host.isDeployed(event.getApp())) {
       LOG.atWarn()
@@ -228,19 +222,7 @@ public final class GlobalBus implements AutoCloseable {
           .log("event for an app not deployed on this host left to others");
       return;
     }
-    EventMessage processing = event.deepCopy().setFlag(EventFlag.PROCESSING);
-    processing.putToHeaders(Topics.REDELIVERED_HEADER, "1");
-    bus.push(Keys.agent(hostId), processing);
-    EventMessage queued = event.deepCopy().setFlag(EventFlag.QUEUED);
-    if (event.getKind() == EventKind.TIMER) {
-      byte[] key = Keys.timers().getBytes(StandardCharsets.UTF_8);
-      double due = event.getDeadline_ms();
-      bus.call("ZADD " + Keys.timers(), c -> c.zadd(key, due, EventCodec.encode(queued)));
-    } else if (ahead) {
-      bus.pushFirst(Keys.grain(event.getApp(), event.getTarget_grain()), queued);
-    } else {
-      bus.push(Keys.grain(event.getApp(), event.getTarget_grain()), queued);
-    }
+    delivery.deliver(bus, event, ahead);
   }
 
   /** Replays the work of dead incarnations in every caught-up partition. */
