@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import requests
 from sand.client import SandClient
 
 from tests.faults.load import Fault, Load, Outcome, Struck, await_all, recovery
@@ -80,18 +79,12 @@ _DEPLOYED: dict[str, int] = {}
 
 
 def _runs_app(cluster: MultiHostCluster, host: str, app: str) -> bool:
-    try:
-        answer = requests.get(
-            f"{cluster.agent_url(host)}/v1/apps/{app}", headers=cluster.agent_headers, timeout=5
-        )
-    except (requests.RequestException, KeyError):
-        return False
-    if answer.status_code != 200:
-        return False
-    described = answer.json()
-    return str(described.get("state", "")).startswith("running") and int(
-        described.get("version", 0)
-    ) >= _DEPLOYED.get(app, 0)
+    described = cluster.app_on(host, app)
+    return (
+        described is not None
+        and str(described.get("state", "")).startswith("running")
+        and int(described.get("version", 0)) >= _DEPLOYED.get(app, 0)
+    )
 
 
 def await_everywhere(

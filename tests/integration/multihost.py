@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import requests
 from sand.cluster.bootstrap import admin_token, ensure_admin_token
 from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.fleet import ClusterStatus, cluster_status, kill_host
@@ -107,6 +108,17 @@ class MultiHostCluster:
     def agent_url(self, host_id: str) -> str:
         """The agent of ``host_id``, reached from here (the root namespace)."""
         return self.status().host(host_id).to_json()["services"]["host-agent"]["url"]
+
+    def app_on(self, host_id: str, app: str) -> dict[str, Any] | None:
+        """``app`` as ``host_id``'s agent describes it (its ``state``, ``version``...); None
+        when the agent does not answer or has no such app."""
+        try:
+            answer = requests.get(
+                f"{self.agent_url(host_id)}/v1/apps/{app}", headers=self.agent_headers, timeout=5
+            )
+        except (requests.RequestException, KeyError):
+            return None
+        return dict(answer.json()) if answer.status_code == 200 else None
 
     def up(self) -> list[Started]:
         """Start whatever is not running (all, or a killed host's Redis and agent); one

@@ -197,14 +197,6 @@ def test_killHost_killsEveryProcessOfThatHostOnly_thenUpBringsItBack(
     assert {name: pid for name, pid in survivors.items() if not _alive(pid)} == {}
 
 
-def _agent_runs(cluster: MultiHostCluster, host: str, app: str) -> bool:
-    """Whether ``host``'s agent says it runs ``app`` (deployed, its metadata written)."""
-    answer = requests.get(
-        f"{cluster.agent_url(host)}/v1/apps/{app}", headers=cluster.agent_headers, timeout=5
-    )
-    return answer.status_code == 200 and str(answer.json().get("state", "")).startswith("running")
-
-
 def _history(cluster: MultiHostCluster, execution_id: str) -> list[dict[str, Any]]:
     answer = requests.get(
         f"{cluster.gateway_url}/v1/executions/{execution_id}/history",
@@ -228,7 +220,10 @@ def test_callbackWaits_outliveTheirHost_answersBeforeAndAfterTheReplayLand(
     # deployed, not only started: a sandbox has its pids before its agent has written the
     # app's metadata, and a frontend places calls only on hosts whose metadata it reads (a
     # fresh clone saw all six calls on host-1, host-2's deploy ending a second after them)
-    while not all(_agent_runs(cluster, h, "callbacks") for h in ("host-1", "host-2")):
+    while not all(
+        str((cluster.app_on(h, "callbacks") or {}).get("state", "")).startswith("running")
+        for h in ("host-1", "host-2")
+    ):
         assert time.monotonic() < deadline, "callbacks is not deployed on both hosts"
         time.sleep(0.5)
     time.sleep(1)  # the frontends' app catalog keeps a read (a miss too) for 0.5 s

@@ -35,15 +35,12 @@ def _lib(config: ClusterConfig, name: str) -> Path:
 
 def _store_jvm(config: ClusterConfig, heap_mb: int, *options: str) -> tuple[str, ...]:
     """A broker's or a node's JVM: a fixed heap (allocated at start, so its memory is known
-    from the first minute), its own ``options``, and the quick JIT when asked for."""
-    return ("java", f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", *options, *_quick_jit(config))
-
-
-def _quick_jit(config: ClusterConfig) -> tuple[str, ...]:
-    """C1 only, for a short-lived cluster (``cluster.quick_jit``): measured in a test stack's
-    first minutes, C2's compiler threads took about half the CPU of Kafka, Cassandra and the
-    agent (decision 0037)."""
-    return C1_ONLY if config.quick_jit else ()
+    from the first minute), its own ``options``, and, for a short-lived cluster
+    (``cluster.quick_jit``), C1 only: measured in a test stack's first minutes, C2's
+    compiler threads took about half the CPU of Kafka, Cassandra and the agent (decision
+    0037)."""
+    quick = C1_ONLY if config.quick_jit else ()
+    return ("java", f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", *options, *quick)
 
 
 def _kafka_cluster_id(config: ClusterConfig) -> str:
