@@ -286,14 +286,16 @@ def await_all(
 @dataclass(frozen=True)
 class Recovery:
     """What the agents' logs say after a fault: when partitions first moved and when the
-    first and last of a lost host's events was taken over (seconds after the fault), and
-    each host's count of events taken over (replayed when the lost host had taken them,
-    delivered when it had not)."""
+    first and last of a lost host's events was taken over (seconds after the fault), each
+    host's count of events taken over (replayed when the lost host had taken them, delivered
+    when it had not), and how many it skipped because their execution had ended since they
+    were made (decision 0045)."""
 
     moved_s: float | None
     first_taken_s: float | None
     last_taken_s: float | None
     taken_over: dict[str, int]
+    skipped: int = 0
 
     def __str__(self) -> str:
         def shown(value: float | None) -> str:
@@ -303,7 +305,8 @@ class Recovery:
         return (
             f"after the fault: partitions moved {shown(self.moved_s)}, first taken over "
             f"{shown(self.first_taken_s)}, last {shown(self.last_taken_s)}, "
-            f"events taken over {sum(self.taken_over.values())} ({counts})"
+            f"events taken over {sum(self.taken_over.values())} ({counts}), "
+            f"skipped as ended {self.skipped}"
         )
 
 
@@ -312,6 +315,8 @@ TAKEN_OVER = (
     'msg="replayed an event of a lost host"',
     'msg="delivered an event a lost host never took"',
 )
+# ... and once per event of a lost host whose execution had ended since (LostWork)
+SKIPPED = 'msg="skipped an event of a lost host: its execution has ended"'
 
 
 def recovery(agent_logs: dict[str, Path], fault_at: float) -> Recovery:
@@ -320,6 +325,7 @@ def recovery(agent_logs: dict[str, Path], fault_at: float) -> Recovery:
     moved: list[float] = []
     taken: list[float] = []
     taken_over: dict[str, int] = {}
+    skipped = 0
     for host, log in agent_logs.items():
         taken_over[host] = 0
         if not log.exists():
@@ -339,9 +345,12 @@ def recovery(agent_logs: dict[str, Path], fault_at: float) -> Recovery:
             elif any(marker in line for marker in TAKEN_OVER):
                 taken.append(seconds)
                 taken_over[host] += 1
+            elif SKIPPED in line:
+                skipped += 1
     return Recovery(
         moved_s=min(moved, default=None),
         first_taken_s=min(taken, default=None),
         last_taken_s=max(taken, default=None),
         taken_over=taken_over,
+        skipped=skipped,
     )

@@ -82,11 +82,15 @@ def test_recovery_countsEachHostsTakeOvers_afterTheFaultOnly(tmp_path: Path) -> 
         + line(3.0, "replayed an event of a lost host")
         + line(3.5, "delivered an event a lost host never took")
     )
-    (tmp_path / "h3.log").write_text(line(4.0, "replayed an event of a lost host"))
+    (tmp_path / "h3.log").write_text(
+        line(4.0, "replayed an event of a lost host")
+        + line(4.2, "skipped an event of a lost host: its execution has ended")
+    )
     logs = {h: tmp_path / f"h{h[-1]}.log" for h in ("host-1", "host-2", "host-3")}
 
     found = recovery(logs, KILL_S)
 
     assert found.taken_over == {"host-1": 0, "host-2": 2, "host-3": 1}
     assert (found.moved_s, found.first_taken_s, found.last_taken_s) == (2.5, 3.0, 4.0)
-    assert "events taken over 3" in str(found)
+    assert found.skipped == 1  # a skip is neither a replay nor a delivery
+    assert "events taken over 3" in str(found) and "skipped as ended 1" in str(found)

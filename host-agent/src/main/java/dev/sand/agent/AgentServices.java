@@ -18,9 +18,11 @@ import dev.sand.config.ClusterConfig;
 import dev.sand.contracts.Keys;
 import dev.sand.sandbox.process.ProcessSandboxRuntime;
 import dev.sand.service.JsonHttp;
+import dev.sand.store.cassandra.CassandraStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,6 +41,10 @@ final class AgentServices implements AutoCloseable {
   // the agent's name: the log lines it wrote before this class existed keep their logger
   private static final Logger LOG = LoggerFactory.getLogger(HostAgent.class);
   private static final Duration SYNC_EVERY = Duration.ofSeconds(2);
+  // How long the global bus waits to learn which lost events' executions have ended (decision
+  // 0045) before it replays them all: reads in parallel take milliseconds on a busy host; a
+  // replica cut off the network would hold them for the driver's whole request timeout.
+  private static final Duration ENDS_WAIT = Duration.ofMillis(500);
 
   /**
    * What the services are built from.
@@ -143,6 +149,15 @@ final class AgentServices implements AutoCloseable {
               @Override
               public boolean isDeployed(String app) {
                 return created.isDeployed(app);
+              }
+
+              @Override
+              public Map<String, Instant> ended(Set<String> executionIds) {
+                CassandraStore store = clients.cassandra().get();
+                if (store == null) {
+                  throw new IllegalStateException("cassandra is not connected");
+                }
+                return store.ends().of(executionIds, ENDS_WAIT);
               }
             },
             executions,

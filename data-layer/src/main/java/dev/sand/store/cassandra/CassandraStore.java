@@ -37,6 +37,7 @@ public final class CassandraStore implements AutoCloseable {
   private final DataTable data;
   private final AccessTable access;
   private final ExecutionTable executions;
+  private final ExecutionEnds ends;
   private final HistoryTable history;
   private final NameTable names;
   private final TaskWaits taskWaits;
@@ -52,6 +53,7 @@ public final class CassandraStore implements AutoCloseable {
     this.executions =
         new ExecutionTable(
             session, config.keyspace(), where, config.retentionDays(), Clock.systemUTC());
+    this.ends = new ExecutionEnds(session, config.keyspace(), where);
     this.history =
         new HistoryTable(
             session, config.keyspace(), where, config.retentionSeconds(), HistoryTable.DEFAULT_CAP);
@@ -81,6 +83,11 @@ public final class CassandraStore implements AutoCloseable {
   /** Execution records, their listing and the names of idempotent starts. */
   public ExecutionTable executions() {
     return executions;
+  }
+
+  /** When executions ended (the global bus's replay asks). */
+  public ExecutionEnds ends() {
+    return ends;
   }
 
   /** Starts, history events and ends of executions, written together (the recorders'). */

@@ -9,6 +9,8 @@ import dev.sand.config.KafkaConfig;
 import dev.sand.contracts.Topics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -41,9 +43,9 @@ import org.slf4j.LoggerFactory;
  *       its first unfinished event;
  *   <li>replays the unfinished events of incarnations that left the group ({@link Membership}) — a
  *       host that died, or this host's previous run — once it has read the partition up to its end
- *       at assignment, with attempt + 1; at {@value Replayer#MAX_ATTEMPTS} attempts the execution
- *       fails with an error that says why. A replayed timer goes back to {@code sand:timers} with
- *       its due time.
+ *       at assignment ({@link LostWork}), with attempt + 1 — unless their execution has ended since
+ *       they were made; at {@value Replayer#MAX_ATTEMPTS} attempts the execution fails with an
+ *       error that says why. A replayed timer goes back to {@code sand:timers} with its due time.
  * </ul>
  *
  * <p>Recovery is itself recoverable: replays are backed up (flag PROCESSING, this incarnation)
@@ -65,22 +67,27 @@ public final class GlobalBus implements AutoCloseable {
 
     /** Whether {@code app} is deployed here. */
     boolean isDeployed(String app);
+
+    /**
+     * When those of {@code executionIds} that have ended ended (blocking, briefly).
+     *
+     * @throws RuntimeException when it cannot tell
+     */
+    Map<String, Instant> ended(Set<String> executionIds);
   }
 
   private final String incarnation;
   private final Supplier<RedisLocalBus> redis;
   private final Supplier<KafkaBridge> kafka;
   private final Host host;
-  private final Executions executions;
-  private final BiConsumer<String, String> note;
   private final ConsumerLoop loop;
   private final KafkaConsumer<String, byte[]> consumer;
   private final Map<TopicPartition, PartitionFlags> partitions = new HashMap<>();
   private final Membership membership;
   private final LocalDelivery delivery;
+  private final LostWork lost;
   private final String hostId;
   private final AtomicLong delivered = new AtomicLong();
-  private final AtomicLong replayed = new AtomicLong();
   private final AtomicLong unfinished = new AtomicLong();
   private Set<String> subscribed = Set.of();
   private boolean membershipChanged;
@@ -105,10 +112,9 @@ public final class GlobalBus implements AutoCloseable {
     this.redis = redis;
     this.kafka = kafka;
     this.host = host;
-    this.executions = executions;
-    this.note = note;
     this.membership = new Membership(incarnation);
     this.delivery = new LocalDelivery(hostId);
+    this.lost = new LostWork(hostId, incarnation, this::deliver, host::ended, executions, note);
     Properties tuning = new Properties();
     // Kafka's default (500 ms), on purpose: the broker answers a waiting fetch as soon as a
     // record arrives, so the wait is not added to hops through Kafka, while every empty fetch
@@ -139,8 +145,9 @@ public final class GlobalBus implements AutoCloseable {
   /** Counters for {@code /health}. */
   public Map<String, Long> counters() {
     return Map.of(
-        "delivered", delivered.get(),
-        "replayed_after_host_loss", replayed.get(),
+        "delivered", delivered.get() + lost.delivered.get(),
+        "replayed_after_host_loss", lost.replayed.get(),
+        "skipped_ended_after_host_loss", lost.skipped.get(),
         "unfinished_tracked", unfinished.get(),
         "partitions", (long) partitions.size());
   }
@@ -249,55 +256,18 @@ public final class GlobalBus implements AutoCloseable {
     if (!candidates) {
       return;
     }
+    List<LostWork.Orphan> orphans = new ArrayList<>();
     for (PartitionFlags flags : partitions.values()) {
       for (PartitionFlags.Unfinished orphan : flags.orphans(u -> membership.dead(u, now))) {
-        replay(bus, flags, orphan);
+        // an app not deployed here (yet, or any more) is not ours to run
+        if (host.isDeployed(orphan.event().getApp())) {
+          orphans.add(new LostWork.Orphan(flags, orphan));
+        }
       }
     }
-  }
-
-  private void replay(RedisLocalBus bus, PartitionFlags flags, PartitionFlags.Unfinished orphan) {
-    EventMessage event = orphan.event();
-    if (!host.isDeployed(event.getApp())) {
-      return; // not ours to run (yet): the app is being deployed or withdrawn here
+    if (!orphans.isEmpty()) {
+      lost.takeOver(bus, orphans);
     }
-    if (orphan.incarnation().isEmpty()) {
-      // delivered through Kafka and never taken: deliver it now, as a first attempt
-      deliver(bus, event, true);
-      flags.adopt(orphan.eventId(), incarnation, event);
-      delivered.incrementAndGet();
-      // once per orphan, on recovery only: the fault tests count these with the replays
-      LOG.atInfo()
-          .addKeyValue("execution_id", event.getExecution_id())
-          .addKeyValue("app", event.getApp())
-          .addKeyValue("grain", event.getTarget_grain())
-          .log("delivered an event a lost host never took");
-      return;
-    }
-    int attempt = event.getAttempt() + 1;
-    if (attempt >= Replayer.MAX_ATTEMPTS) {
-      String cause =
-          "the host processing grain '"
-              + event.getTarget_grain()
-              + "' of this execution was lost "
-              + Replayer.MAX_ATTEMPTS
-              + " times";
-      note.accept(event.getApp(), "execution " + event.getExecution_id() + " failed: " + cause);
-      executions.fail(bus, event, Executions.RUNTIME_ERROR, cause);
-      flags.forget(orphan.eventId());
-      return;
-    }
-    EventMessage again = event.deepCopy().setAttempt(attempt).setHost(hostId);
-    deliver(bus, again, true);
-    flags.adopt(orphan.eventId(), incarnation, again);
-    replayed.incrementAndGet();
-    LOG.atInfo()
-        .addKeyValue("execution_id", event.getExecution_id())
-        .addKeyValue("app", event.getApp())
-        .addKeyValue("grain", event.getTarget_grain())
-        .addKeyValue("lost_incarnation", orphan.incarnation())
-        .addKeyValue("attempt", attempt + 1)
-        .log("replayed an event of a lost host");
   }
 
   private void commit() {
