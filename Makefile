@@ -100,8 +100,8 @@ clean:
 	-$(SAND) down
 	rm -rf build target */target
 
-# Lint, render and check the Helm chart (deploy/helm/check.sh). Builds helm into ~/.cache/sand
-# from the Go module proxy once per machine if none is on PATH (about 2 minutes); then 2 s.
+# Lint, render and check the Helm chart (deploy/helm/check.sh). Its helm is the one on PATH, else
+# one `make setup` built into ~/.cache/sand from the Go module proxy (deploy/helm/helm-path.sh).
 .PHONY: chart-check
 chart-check:
 	@bash deploy/helm/check.sh

@@ -5,7 +5,7 @@
 # nothing and finishes in seconds.
 #
 #   bash deploy/setup.sh          # everything
-#   SAND_SETUP_SKIP=rootfs ...    # skip steps by name (comma separated)
+#   SAND_SETUP_SKIP=rootfs ...    # skip steps by name (comma separated: rootfs, helm)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -76,47 +76,6 @@ else
   step python "ok"
 fi
 
-# --- The web GUI (frontend/ui): npm packages and the built SPA ------------------
-# The frontends serve frontend/ui/dist at /ui/. `npm ci` installs exactly what
-# package-lock.json records; the build runs again when a source or setting changed.
-ui=frontend/ui
-if [[ ! -f $ui/package.json ]]; then
-  step ui "skipped: $ui/package.json is missing (no GUI sources in this checkout)"
-else
-  if newer_than "$ui/node_modules/.sand-installed" "$ui/package.json" "$ui/package-lock.json"; then
-    step ui "installing npm packages (npm ci)"
-    # The registry this machine reaches serves no builds for other platforms, so the lock
-    # file lacks optional packages such as @rollup/rollup-darwin-arm64 and `npm ci` refuses
-    # it as out of step; then `npm install --no-save` installs the same locked versions.
-    if ! (cd "$ui" && npm ci --no-audit --no-fund --loglevel=silent); then
-      step ui "npm ci refused the lock file; installing its versions with npm install --no-save"
-      (cd "$ui" && npm install --no-save --no-audit --no-fund --loglevel=error)
-    fi
-    touch "$ui/node_modules/.sand-installed"
-  fi
-  ui_inputs=()
-  for input in src public index.html package-lock.json vite.config.ts tsconfig.json; do
-    [[ -e $ui/$input ]] && ui_inputs+=("$ui/$input")
-  done
-  if newer_than "$ui/dist/index.html" "${ui_inputs[@]}" "$ui/node_modules/.sand-installed"; then
-    step ui "building the GUI (npm run build into $ui/dist)"
-    (cd "$ui" && npm run --silent build)
-  else
-    step ui "ok"
-  fi
-fi
-
-# --- Packages mounted into application sandboxes ------------------------------
-site=$root/build/sandbox-site
-if newer_than "$site/.complete" deploy/sandbox-requirements.txt; then
-  step sandbox "installing the grain worker's packages into build/sandbox-site"
-  rm -rf "$site"
-  "$venv/bin/pip" install -q --target "$site" -r deploy/sandbox-requirements.txt
-  touch "$site/.complete"
-else
-  step sandbox "ok"
-fi
-
 # --- Thrift code for Python ----------------------------------------------------
 # The generated packages (sand_bus, sand_contracts) are committed in sdk-python/src and
 # shipped by the sand-sdk distribution, so the venv has them through its install of
@@ -137,32 +96,115 @@ if [[ -e $stale_pth || -e local-bus/gen-py ]]; then
   rm -rf "$stale_pth" local-bus/gen-py
 fi
 
+# --- The web GUI (frontend/ui): npm packages and the built SPA ------------------
+# The frontends serve frontend/ui/dist at /ui/. `npm ci` installs exactly what
+# package-lock.json records; the build runs again when a source or setting changed.
+ui_step() {
+  ui=frontend/ui
+  if [[ ! -f $ui/package.json ]]; then
+    step ui "skipped: $ui/package.json is missing (no GUI sources in this checkout)"
+  else
+    if newer_than "$ui/node_modules/.sand-installed" "$ui/package.json" "$ui/package-lock.json"; then
+      step ui "installing npm packages (npm ci)"
+      # The registry this machine reaches serves no builds for other platforms, so the lock
+      # file lacks optional packages such as @rollup/rollup-darwin-arm64 and `npm ci` refuses
+      # it as out of step; then `npm install --no-save` installs the same locked versions.
+      if ! (cd "$ui" && npm ci --no-audit --no-fund --loglevel=silent); then
+        step ui "npm ci refused the lock file; installing its versions with npm install --no-save"
+        (cd "$ui" && npm install --no-save --no-audit --no-fund --loglevel=error)
+      fi
+      touch "$ui/node_modules/.sand-installed"
+    fi
+    ui_inputs=()
+    for input in src public index.html package-lock.json vite.config.ts tsconfig.json; do
+      [[ -e $ui/$input ]] && ui_inputs+=("$ui/$input")
+    done
+    if newer_than "$ui/dist/index.html" "${ui_inputs[@]}" "$ui/node_modules/.sand-installed"; then
+      step ui "building the GUI (npm run build into $ui/dist)"
+      (cd "$ui" && npm run --silent build)
+    else
+      step ui "ok"
+    fi
+  fi
+}
+
+# --- Packages mounted into application sandboxes ------------------------------
+sandbox_step() {
+  site=$root/build/sandbox-site
+  if newer_than "$site/.complete" deploy/sandbox-requirements.txt; then
+    step sandbox "installing the grain worker's packages into build/sandbox-site"
+    rm -rf "$site"
+    "$venv/bin/pip" install -q --target "$site" -r deploy/sandbox-requirements.txt
+    touch "$site/.complete"
+  else
+    step sandbox "ok"
+  fi
+}
+
 # --- Java build ----------------------------------------------------------------
 # Every module the root pom.xml lists is an input (config/ and local-bus/contracts/ too: a
 # change to Keys.java must not leave stale jars for the integration tests to run against).
-jars=(host-agent/target/host-agent.jar frontend/target/frontend.jar)
-java_inputs=(pom.xml)
-while read -r module; do
-  java_inputs+=("$module/pom.xml" "$module/src")
-done < <(sed -n 's:.*<module>\(.*\)</module>.*:\1:p' pom.xml)
-build=0
-for jar in "${jars[@]}"; do
-  if newer_than "$jar" "${java_inputs[@]}"; then build=1; fi
-done
-if ((build)); then
-  step java "building (mvn package)"
-  mvn -q -B -DskipTests package
-else
-  step java "ok"
-fi
+java_step() {
+  jars=(host-agent/target/host-agent.jar frontend/target/frontend.jar)
+  java_inputs=(pom.xml)
+  while read -r module; do
+    java_inputs+=("$module/pom.xml" "$module/src")
+  done < <(sed -n 's:.*<module>\(.*\)</module>.*:\1:p' pom.xml)
+  build=0
+  for jar in "${jars[@]}"; do
+    if newer_than "$jar" "${java_inputs[@]}"; then build=1; fi
+  done
+  if ((build)); then
+    step java "building (mvn package)"
+    mvn -q -B -DskipTests package
+  else
+    step java "ok"
+  fi
+}
 
 # --- Sandbox base image root file system -----------------------------------------
-if skipped rootfs; then
-  step rootfs "skipped"
-elif [[ ! -s $lib/sandbox/rootfs.tar ]] || newer_than "$lib/sandbox/rootfs.tar" deploy/build-rootfs.sh; then
-  step rootfs "building the sandbox root file system (debootstrap, about a minute)"
-  bash deploy/build-rootfs.sh "$lib/sandbox/rootfs.tar"
-else
-  step rootfs "ok"
+rootfs_step() {
+  if skipped rootfs; then
+    step rootfs "skipped"
+  elif [[ ! -s $lib/sandbox/rootfs.tar ]] || newer_than "$lib/sandbox/rootfs.tar" deploy/build-rootfs.sh; then
+    step rootfs "building the sandbox root file system (debootstrap, about a minute)"
+    bash deploy/build-rootfs.sh "$lib/sandbox/rootfs.tar"
+  else
+    step rootfs "ok"
+  fi
+}
+
+# --- helm, for the chart check (tests/unit/deploy/test_chart.py) ------------------
+helm_step() {
+  if skipped helm; then
+    step helm "skipped"
+  else
+    local helm
+    helm=$(bash deploy/helm/helm-path.sh)
+    step helm "$helm"
+  fi
+}
+
+# --- The steps above need nothing of each other: they run at once -------------------
+# On a fresh clone each one waits on the network or a single process much of its time; one
+# after another they left a third of the two cores idle for two minutes. Each step's output
+# is kept in build/setup/<step>.log and printed once it is done; the first to fail fails set-up.
+logs=$root/build/setup
+mkdir -p "$logs"
+declare -A running=()
+for name in ui sandbox java rootfs helm; do
+  "${name}_step" >"$logs/$name.log" 2>&1 &
+  running[$name]=$!
+done
+failed=()
+for name in ui sandbox java rootfs helm; do
+  status=0
+  wait "${running[$name]}" || status=$?
+  cat "$logs/$name.log"
+  ((status == 0)) || failed+=("$name")
+done
+if ((${#failed[@]})); then
+  echo "set-up failed in: ${failed[*]} (their logs: build/setup/)" >&2
+  exit 1
 fi
 step done "set-up complete"

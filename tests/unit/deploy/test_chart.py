@@ -1,8 +1,8 @@
 """The Helm chart lints and renders as deploy/helm/check.sh checks it.
 
-Integration-marked: without a helm on PATH or in ~/.cache/sand/tools, check.sh builds one from
-the Go module proxy first (about 2 minutes on a 2-core machine, once per machine), which a unit
-run must not do.
+Integration-marked: without a helm on PATH or in ~/.cache/sand/tools (`make setup` builds one
+there, beside its other steps), check.sh builds one from the Go module proxy first (about
+2 minutes on a 2-core machine, once per machine), which a unit run must not do.
 """
 
 from __future__ import annotations
