@@ -27,7 +27,7 @@ from sand.client import SandApiError
 from sand.cluster.bootstrap import BootstrapError, admin_token
 from sand.cluster.config import load_config
 
-from bench import headline, sand_series
+from bench import headline, replicated_hop, sand_series
 from bench.loadgen import percentile
 from bench.stack_cpu import StackCpu, budget_rows
 
@@ -111,7 +111,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="longer series (FULL=1)")
     parser.add_argument("--smoke", action="store_true", help="tiny series, to check the harness")
-    parser.add_argument("--skip", default="", help="comma-separated steps to skip: micro,peers")
+    parser.add_argument(
+        "--skip", default="", help="comma-separated steps to skip: micro,peers,replicated"
+    )
     parser.add_argument(
         "--quick",
         action="store_true",
@@ -286,6 +288,8 @@ def main() -> int:
             step(f"version {name}", module.version, results, failures)
 
     idle_stack(cluster, results, failures)
+    if "replicated" not in skip:
+        replicated_cross_host_hop(profile, results, failures)
     elapsed = time.monotonic() - started
     write(results, failures, profile, args.full, elapsed)
     console.print(f"wrote {DOCS / 'benchmarks.md'} in {elapsed / 60:.1f} min")
@@ -302,6 +306,21 @@ def idle_stack(cluster: sand_series.Cluster, results: dict[str, Any], failures: 
         sand_series.warm_up(cluster, app, "main", 20)
         time.sleep(5)  # the calls' own after-work (records, history batches) is over
         step("idle stack", lambda: sand_series.idle_cpu(cluster, IDLE_SECONDS), results, failures)
+
+
+def replicated_cross_host_hop(
+    profile: Profile, results: dict[str, Any], failures: list[str]
+) -> None:
+    """The hop between grains on two hosts of a replicated stack (issue 26), on a stack of its
+    own started for it (about a minute), after the idle series, which needs the machine
+    otherwise at rest."""
+
+    def dim(line: str) -> None:
+        console.print(f"[dim]  {line}[/dim]")
+
+    step(headline.REPLICATED_HOP,
+         lambda: replicated_hop.cross_host_hops(profile.hop_n, profile.gap_s, report=dim),
+         results, failures)  # fmt: skip
 
 
 def print_idle(idle: dict[str, float]) -> None:
@@ -326,7 +345,8 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
     """The figures that move with the invocation path's cost, in a few minutes: the local
     hop and its floor (a plain Redis hop between two Python processes, same run), the
     one-grain overhead through nginx, and the CPU of each process per call; with backups
-    to the global bus on and off; and the hop through Kafka (a grain on another host)."""
+    to the global bus on and off; the hop through Kafka (a grain on another host); and the
+    hop between two hosts of a replicated stack started for it."""
     from bench.bus_latency import redis_floor
 
     results: dict[str, Any] = {}
@@ -398,6 +418,8 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
              lambda: sand_series.hops(cluster, app, profile.hop_n, profile.gap_s),
              results, failures)  # fmt: skip
     idle_stack(cluster, results, failures)
+
+    replicated_cross_host_hop(profile, results, failures)
     now = headline.figures(results)
     print("\n".join(headline.table(now, headline.previous())))
     idle = results.get("idle stack") or {}
@@ -411,6 +433,7 @@ def quick(cluster: sand_series.Cluster, profile: Profile) -> int:
         ("one-grain overhead, backups off", "overhead_nobackup"),
         ("one-grain overhead, on again", "overhead_again"),
         ("hop through kafka", "hop_kafka"),
+        ("hop across hosts, replicated", "hop_replicated"),
         ("local hop, history off", "hop_nohistory"),
         ("one-grain overhead, history off", "overhead_nohistory"),
     ):

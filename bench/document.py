@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import headline, report, stack_cpu
+from bench.headline import REPLICATED_HOP
 from bench.loadgen import percentile
 
 p50 = lambda v: percentile(v, 0.5)  # noqa: E731
@@ -97,10 +98,16 @@ def render(
     add("End of grain 1 → start of grain 2, one execution at a time. SAND: two grains of one"
         " app on the local bus; SAND through Kafka: the same app deployed with `second` as a"
         " remote grain, so the event takes the cross-host path (instance → host agent → Kafka"
-        " → host agent → queue) on this one host, without a network between; peers: task A →"
+        " → host agent → queue) on this one host, without a network between; SAND replicated:"
+        " `first` on host-1 and `second` on host-2 of a replicated three-host stack started"
+        " for this series (three brokers, acks=all; bench/replicated_hop.py); peers: task A →"
         " task B in each (see bench/peers); Temporal (activity A → activity B of one workflow)"
         " in the FULL profile only.\n")  # fmt: skip
-    hops = {"SAND (local bus)": hop, "SAND (through Kafka)": r.get("hop through kafka") or []}
+    hops = {
+        "SAND (local bus)": hop,
+        "SAND (through Kafka)": r.get("hop through kafka") or [],
+        "SAND (replicated, host-1 → host-2)": r.get(REPLICATED_HOP) or [],
+    }
     for name in ("celery", "rq", "ray", "temporal"):
         if r.get(f"hop {name}"):
             hops[name] = r[f"hop {name}"]

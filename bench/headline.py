@@ -19,6 +19,8 @@ from typing import Any
 from bench.loadgen import percentile
 
 HEADLINE_JSON = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "headline.json"
+# the result name of the cross-host hop on the replicated stack (bench/replicated_hop.py)
+REPLICATED_HOP = "hop across hosts (replicated)"
 
 
 def _p(values: list[float], q: float) -> float:
@@ -52,10 +54,11 @@ def figures(r: dict[str, Any]) -> dict[str, float]:
         if points:
             within = [pt.achieved for pt in points if pt.p99 <= 20 and not pt.errors]
             out[f"throughput{suffix}_p99_20ms_per_s"] = max(within, default=0.0)
-    kafka = r.get("hop through kafka") or []
-    if kafka:
-        out["hop_kafka_p50_ms"] = _p(kafka, 0.5)
-        out["hop_kafka_p99_ms"] = _p(kafka, 0.99)
+    for name, key in (("hop through kafka", "kafka"), (REPLICATED_HOP, "replicated")):
+        hops = r.get(name) or []
+        if hops:
+            out[f"hop_{key}_p50_ms"] = _p(hops, 0.5)
+            out[f"hop_{key}_p99_ms"] = _p(hops, 0.99)
     floor = (r.get("bus latency") or {}).get("python redis") or []
     if floor:
         out["redis_floor_p50_ms"] = _p(floor, 0.5)

@@ -90,9 +90,16 @@ class Cluster:
 
     @contextmanager
     def deployed(
-        self, app_dir: Path, *, backups: bool = True, remote_grains: tuple[str, ...] = ()
+        self,
+        app_dir: Path,
+        *,
+        backups: bool = True,
+        remote_grains: tuple[str, ...] = (),
+        placement: dict[str, Any] | None = None,
     ) -> Iterator[str]:
-        app = self.client.deploy(app_dir, backups=backups, remote_grains=remote_grains)
+        app = self.client.deploy(
+            app_dir, backups=backups, remote_grains=remote_grains, placement=placement
+        )
         try:
             yield str(app["name"])
         finally:

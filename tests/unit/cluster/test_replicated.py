@@ -14,6 +14,7 @@ from sand.cluster.cluster_json import write_cluster_json
 from sand.cluster.config import ClusterConfig, ConfigError, load_config
 from sand.cluster.services import build_services
 from sand.cluster.specs import ServiceSpec
+from sand.cluster.stores import JOIN_RING_DELAY_MS
 from sand.cluster.supervisor import recorded_topology, topology_record
 
 
@@ -78,8 +79,9 @@ def test_replicated_aBrokerAndANodePerHost_inItsNamespace_agentsAfterAllOfThem(
     assert specs["host-2/cassandra"].after == ("host-1/cassandra",)
     assert specs["host-3/cassandra"].after == ("host-2/cassandra",)
     assert all(specs[f"host-{i}/kafka"].after == () for i in (1, 2, 3))
-    assert "-Dcassandra.ring_delay_ms=5000" not in specs["host-1/cassandra"].argv
-    assert specs["host-2/cassandra"].argv.count("-Dcassandra.ring_delay_ms=5000") == 1
+    joiner = f"-Dcassandra.ring_delay_ms={JOIN_RING_DELAY_MS}"
+    assert joiner not in specs["host-1/cassandra"].argv
+    assert specs["host-2/cassandra"].argv.count(joiner) == 1
 
 
 def test_replicated_kafka_threeControllers_threeReplicas_aMajorityInSync(tmp_path: Path) -> None:

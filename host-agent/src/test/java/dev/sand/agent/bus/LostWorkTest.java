@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sand.agent.apps.Executions;
 import dev.sand.bus.thrift.EventFlag;
-import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
 import java.time.Clock;
 import java.time.Instant;
@@ -37,14 +36,7 @@ class LostWorkTest {
   }
 
   private static EventMessage event(String id, EventFlag flag) {
-    return new EventMessage()
-        .setEvent_id(id)
-        .setExecution_id("x" + id)
-        .setKind(EventKind.TASK)
-        .setFlag(flag)
-        .setApp("a")
-        .setTarget_grain("g")
-        .setCreated_ms(MADE_MS);
+    return PartitionFlagsTest.event(id, flag).setCreated_ms(MADE_MS);
   }
 
   /** The flags of one partition where a dead host had taken {@code ids} (caught up). */

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 class PartitionFlagsTest {
   private static final String SELF = "me";
 
-  private static EventMessage event(String id, EventFlag flag) {
+  /** A task event {@code id} of execution {@code x<id>} with {@code flag}. */
+  static EventMessage event(String id, EventFlag flag) {
     return new EventMessage()
         .setEvent_id(id)
         .setExecution_id("x" + id)
