@@ -31,8 +31,9 @@ lint: setup
 java-test: setup
 	mvn -q -B test
 
+# Hang guards ×4 (tests/conftest.py): `make test` runs these beside the parallel phase.
 unit: setup
-	$(VENV)/bin/pytest -q -m "not integration and not faults" tests
+	SAND_TEST_TIMEOUT_SCALE=4 $(VENV)/bin/pytest -q -m "not integration and not faults" tests
 	cd frontend/ui && npm test --silent
 
 # Two phases (decision 0037). First on WORKERS pytest-xdist workers: a module and the clusters

@@ -4,6 +4,7 @@ with ``--dist loadgroup``; decision 0037)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +13,11 @@ import pytest
 _TESTS = Path(__file__).parent
 _INTEGRATION = _TESTS / "integration"
 _FAULTS = _TESTS / "faults"
+# A test's own timeout mark is a hang guard set for a machine to itself; `make test` runs the
+# unit tests beside the parallel integration phase, where a scan of every process or a fork
+# can take several times as long (a 10 s guard timed out there once): the unit target
+# stretches every such mark by this factor (decision 0037).
+TIMEOUT_SCALE = float(os.environ.get("SAND_TEST_TIMEOUT_SCALE", "1"))
 
 # The modules that take longest (minutes: a schedule waits for real minute boundaries, the
 # multi-host modules start clusters of their own, the fault scenarios restart whole ones),
@@ -63,6 +69,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.integration)
         if _INTEGRATION in path.parents or _FAULTS in path.parents:
             item.add_marker(pytest.mark.xdist_group(_group(path)))
+    if TIMEOUT_SCALE != 1:
+        for item in items:
+            mark = item.get_closest_marker("timeout")
+            if mark is not None and mark.args:
+                stretched = pytest.mark.timeout(float(mark.args[0]) * TIMEOUT_SCALE)
+                item.add_marker(stretched, append=False)  # the closest mark wins
     # stable: within a rank, the collection order stays (xdist needs the same on every worker)
     items.sort(key=lambda item: _rank(_group(Path(str(item.fspath)))))
 
