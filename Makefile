@@ -54,14 +54,14 @@ integration-serial: setup
 	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and (faults or quiet) and not soak" \
 	  --durations=15 tests
 
-# The linters, JUnit and the Python unit tests run beside the parallel phase of the integration
-# tests (decision 0037, amended): each is mostly one process, and the parallel phase leaves
-# about a third of the two cores idle while its clusters wait on real time (schedules, fault
-# clocks); -O keeps each one's output in one piece. Then the serial phase, with the machine to
-# itself. The first to fail fails `make test`.
+# The linters, JUnit and the Python unit tests at once (-O keeps each one's output in one
+# piece), then the integration tests. Run beside the parallel phase they saved ~2.5 minutes,
+# but a small-limit sandbox of test_gateway_refusals failed to exec (EAGAIN) there in one of
+# four fresh-clone runs (decision 0037): not until that is understood. The first to fail
+# fails `make test`.
 test: setup
-	@$(MAKE) --no-print-directory -j4 -Otarget SETUP_DONE=1 lint java-test unit integration-parallel
-	@$(MAKE) --no-print-directory SETUP_DONE=1 integration-serial
+	@$(MAKE) --no-print-directory -j3 -Otarget SETUP_DONE=1 lint java-test unit
+	@$(MAKE) --no-print-directory SETUP_DONE=1 integration
 
 # The fault tests alone, each scenario ROUNDS times (default 5); `make test` runs them once.
 # They start clusters of several hosts of their own (build/test-state-faults, ports + 5000;
