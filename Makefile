@@ -31,7 +31,7 @@ lint: setup
 java-test: setup
 	mvn -q -B test
 
-# Hang guards ×4 (tests/conftest.py): `make test` runs these beside the parallel phase.
+# Hang guards ×4 (tests/conftest.py): they run beside the linters and JUnit on two cores.
 unit: setup
 	SAND_TEST_TIMEOUT_SCALE=4 $(VENV)/bin/pytest -q -m "not integration and not faults" tests
 	cd frontend/ui && npm test --silent
