@@ -55,7 +55,10 @@ final class SandboxSpecs {
    * @param logsDir where the process backend writes each sandbox's output ({@code <app>.log})
    */
   SandboxSpecs(ClusterConfig config, Path logsDir) {
-    this(config, logsDir, new SandboxUsers(config.stateDir().resolve(UIDS_FILE)));
+    this(
+        config,
+        logsDir,
+        new SandboxUsers(config.stateDir().resolve(UIDS_FILE), SandboxUsers.MACHINE_REGISTRY));
   }
 
   /**

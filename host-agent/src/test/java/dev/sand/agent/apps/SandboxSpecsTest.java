@@ -38,7 +38,9 @@ class SandboxSpecsTest {
   void setUp() {
     specs =
         new SandboxSpecs(
-            CONFIG, Path.of("/st/logs/apps"), new SandboxUsers(tmp.resolve("sandbox/uids")));
+            CONFIG,
+            Path.of("/st/logs/apps"),
+            new SandboxUsers(tmp.resolve("sandbox/uids"), tmp.resolve("machine-uids")));
   }
 
   private static SandboxSpecs.Launch launch(SandboxConfig.Backend backend, String description)
@@ -185,7 +187,9 @@ class SandboxSpecsTest {
             """);
     SandboxSpecs signed =
         new SandboxSpecs(
-            withSecret, Path.of("/st/logs/apps"), new SandboxUsers(tmp.resolve("sandbox/uids")));
+            withSecret,
+            Path.of("/st/logs/apps"),
+            new SandboxUsers(tmp.resolve("sandbox/uids"), tmp.resolve("machine-uids")));
 
     SandboxSpec spec = signed.of(launch(SandboxConfig.Backend.PROCESS, "{\"grains\": [\"g\"]}"));
 
