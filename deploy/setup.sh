@@ -25,7 +25,7 @@ newer_than() {
 # --- Debian packages ---------------------------------------------------------
 debs=(redis-server nginx docker.io containerd runc thrift-compiler librdkafka-dev
       debootstrap openjdk-17-jdk-headless maven python3-venv curl ca-certificates
-      chromium fonts-liberation)   # the browser tests (tests/integration/test_gui.py) drive Debian's Chromium
+      chromium fonts-liberation)   # the browser tests (tests/integration/test_gui*.py) drive Debian's Chromium
 missing=()
 for pkg in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

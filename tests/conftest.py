@@ -33,6 +33,7 @@ LONGEST_FIRST = [
     "tests/integration/test_triggers.py",
     "tests/integration/test_apps_e2e.py",
     "tests/integration/test_api_fuzz.py",
+    "tests/integration/test_gui_executions.py",
     "tests/integration/test_gui.py",
     "tests/integration/test_placement.py",
     "tests/integration/test_conformance_cluster.py",

@@ -4,9 +4,10 @@ with their specs; Pause and Resume change the schedule on the server (the API ag
 reload shows it); a firing is linked from the app page, and its execution's page names the
 trigger that started it. Through the ``data-testid``s of the GUI only.
 
-Playwright's sync API allows one instance per thread and ``test_gui.py`` keeps the main
-thread's for the whole session, so each test here drives a Chromium of its own from a thread
-of its own (``in_browser``)."""
+Playwright's sync API allows one instance per thread and the ``browser`` fixture of
+``gui_fixtures.py`` (``test_gui.py``, ``test_gui_executions.py``) keeps the main thread's for
+the whole session, so each test here drives a Chromium of its own from a thread of its own
+(``in_browser``)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ from sand.cluster.bootstrap import admin_token
 from sand.cluster.config import ClusterConfig
 from sand.cluster.supervisor import Supervisor
 
+from tests.integration.gui_support import CHROMIUM, CHROMIUM_ARGS, DESKTOP, FAILURES, sign_in
 from tests.integration.kafka_topics import app_with_topic, create_topic
 from tests.integration.tenants import Tenant, make_tenant
-from tests.integration.test_gui import CHROMIUM, CHROMIUM_ARGS, DESKTOP, FAILURES, sign_in
 
 pytestmark = pytest.mark.integration
 
@@ -70,7 +71,7 @@ def in_browser(config: ClusterConfig, test: str, body: Callable[[Page], None]) -
     """Runs ``body`` with a fresh page (no token, 1280x800) of a headless Debian Chromium
     driven from a thread of its own, and raises here what it raised; a hard limit of
     ``BROWSER_S``. A failure leaves a screenshot, the page's HTML and the browser's console
-    in build/gui-failures/, as test_gui.py's do."""
+    in build/gui-failures/, as the other GUI tests' do."""
     failures: list[BaseException] = []
 
     def run() -> None:

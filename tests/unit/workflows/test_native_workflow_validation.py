@@ -1,6 +1,6 @@
 """Validation of the native format (``entry`` and ``grains``): every rule broken is reported
 with its location and the rule's name, and a document is told from ASL by its fields. The
-ASL rules are in ``test_workflow_validation``, whose helpers these tests share."""
+ASL rules are in the ``test_asl_*_validation`` modules; the helpers are ``workflow_problems``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sand_workflows import load_workflow_text
 
-from tests.unit.workflows.test_workflow_validation import END, assert_problem, machine, problems
+from tests.unit.workflows.workflow_problems import END, assert_problem, machine, problems
 
 
 @pytest.mark.parametrize(

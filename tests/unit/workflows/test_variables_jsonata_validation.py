@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.workflows.test_workflow_validation import assert_problem, problems
+from tests.unit.workflows.workflow_problems import END, assert_problem, problems
 
 
 def jsonata(**states: Any) -> dict[str, Any]:
@@ -18,7 +18,6 @@ def jsonpath(**states: Any) -> dict[str, Any]:
     return {"StartAt": next(iter(states)), "States": states}
 
 
-END = {"Type": "Succeed"}
 S = "main.yaml: States"
 
 

@@ -12,14 +12,12 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.node.TextNode;
 import dev.sand.contracts.contractsConstants;
 import java.io.IOException;
-import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * schema ({@code tests/unit/cluster/test_cluster_schema.py}); together a key written but not read,
  * or read but not written, fails one of the two.
  *
- * <p>No JSON Schema validator is available offline, so {@link #validate} walks the schema with
- * Jackson; it fails on a keyword it does not know rather than skip it.
+ * <p>No JSON Schema validator is available offline, so {@link JsonSchemaWalker#validate} walks the
+ * schema with Jackson; it fails on a keyword it does not know rather than skip it.
  */
 class ClusterSchemaTest {
   private static final JsonMapper MAPPER = new JsonMapper();
@@ -64,44 +62,15 @@ class ClusterSchemaTest {
   // A key the parser reads only when another is absent: changed with that one removed.
   private static final Map<String, String> SHADOWED_BY = Map.of("home", "frontend.ui_dir");
 
-  // The keywords validate() understands; annotations (description, x-...-from) are skipped.
-  private static final Set<String> KEYWORDS =
-      Set.of(
-          "type",
-          "properties",
-          "required",
-          "additionalProperties",
-          "items",
-          "minItems",
-          "uniqueItems",
-          "minimum",
-          "maximum",
-          "exclusiveMinimum",
-          "minLength",
-          "pattern",
-          "enum",
-          "$ref");
-  private static final Set<String> ANNOTATIONS =
-      Set.of("$schema", "$defs", "title", "description", "x-minimum-from", "x-maximum-from");
-
-  private final JsonNode schema = schema();
-
-  private static JsonNode schema() {
-    // the copy the config module ships, read as the services' classpath has it
-    try (InputStream in = ClusterConfig.class.getResourceAsStream("cluster.schema.json")) {
-      assertThat(in).as("dev/sand/config/cluster.schema.json on the classpath").isNotNull();
-      return MAPPER.readTree(in);
-    } catch (IOException e) {
-      throw new AssertionError(e);
-    }
-  }
+  private final JsonSchemaWalker walker = JsonSchemaWalker.clusterSchema();
+  private final JsonNode schema = walker.schema();
 
   @Test
   void schema_isDraft202012_everyObjectClosed() {
     assertThat(schema.path("$schema").asText())
         .isEqualTo("https://json-schema.org/draft/2020-12/schema");
     List<String> open = new ArrayList<>();
-    walk(
+    walker.walk(
         "",
         schema,
         (path, node) -> {
@@ -113,7 +82,9 @@ class ClusterSchemaTest {
             Set<String> required = new HashSet<>();
             node.path("required").forEach(r -> required.add(r.asText()));
             // required as `sand up` always writes it: every key
-            assertThat(required).as("required of '%s'", path).isEqualTo(names(node));
+            assertThat(required)
+                .as("required of '%s'", path)
+                .isEqualTo(JsonSchemaWalker.names(node));
           }
         });
     assertThat(open).as("objects without additionalProperties: false").isEmpty();
@@ -122,12 +93,12 @@ class ClusterSchemaTest {
   /** The document above is one `sand up` could write, so the other checks speak for it. */
   @Test
   void fullDocument_matchesTheSchema_andTheWalkerSeesDrift() throws IOException {
-    assertThat(validate(schema, MAPPER.readTree(FULL), "")).isEmpty();
+    assertThat(walker.validate(schema, MAPPER.readTree(FULL), "")).isEmpty();
 
     ObjectNode drifted = (ObjectNode) MAPPER.readTree(FULL);
     ((ObjectNode) drifted.get("docker")).put("base_image", "sand-base:1");
     ((ObjectNode) drifted.get("frontend")).put("max_payload_kb", 256.0);
-    assertThat(validate(schema, drifted, ""))
+    assertThat(walker.validate(schema, drifted, ""))
         .containsExactlyInAnyOrder(
             "docker: key 'base_image' is not declared", "frontend.max_payload_kb: not a integer");
   }
@@ -144,7 +115,7 @@ class ClusterSchemaTest {
     } catch (ConfigException e) {
       throw new AssertionError("a document with exactly the schema's keys does not parse", e);
     }
-    Set<String> declared = paths().keySet();
+    Set<String> declared = walker.paths().keySet();
     List<String> drift = new ArrayList<>();
     declared.stream()
         .filter(key -> !read.contains(key))
@@ -159,7 +130,7 @@ class ClusterSchemaTest {
   @Test
   void everySchemaKey_changesTheParsedConfig() throws IOException {
     List<String> ignored = new ArrayList<>();
-    for (Map.Entry<String, JsonNode> entry : paths().entrySet()) {
+    for (Map.Entry<String, JsonNode> entry : walker.paths().entrySet()) {
       String path = entry.getKey();
       JsonNode declared = entry.getValue();
       if ("object".equals(declared.path("type").asText())
@@ -169,7 +140,7 @@ class ClusterSchemaTest {
       ObjectNode base = (ObjectNode) MAPPER.readTree(FULL);
       ObjectNode changed = base.deepCopy();
       change(changed, path, declared);
-      assertThat(validate(schema, changed, "")).as("%s changed", path).isEmpty();
+      assertThat(walker.validate(schema, changed, "")).as("%s changed", path).isEmpty();
       if (SHADOWED_BY.containsKey(path)) {
         String[] shadow = SHADOWED_BY.get(path).split("\\.");
         ((ObjectNode) base.get(shadow[0])).remove(shadow[1]);
@@ -191,7 +162,7 @@ class ClusterSchemaTest {
     Map<String, Integer> named = new LinkedHashMap<>();
     List<String> wrong = new ArrayList<>();
     for (String bound : List.of("minimum", "maximum")) {
-      for (JsonNode node : allNodes(schema)) {
+      for (JsonNode node : JsonSchemaWalker.allNodes(schema)) {
         if (node.has("x-" + bound + "-from")) {
           String constant = node.get("x-" + bound + "-from").asText();
           int value = contractsConstants.class.getField(constant).getInt(null);
@@ -212,158 +183,6 @@ class ClusterSchemaTest {
             "CONFIG_MAX_CPU_WEIGHT",
             "CONFIG_MAX_PAYLOAD_KB",
             "CONFIG_MAX_HOSTS");
-  }
-
-  // -- the schema, walked
-
-  private interface Visitor {
-    void visit(String path, JsonNode node);
-  }
-
-  /**
-   * Every property's schema by dotted path ({@code redis}, {@code redis.socket}, {@code
-   * hosts[].id}).
-   */
-  private Map<String, JsonNode> paths() {
-    Map<String, JsonNode> paths = new LinkedHashMap<>();
-    walk("", schema, (path, node) -> paths.put(path, node));
-    paths.remove("");
-    return paths;
-  }
-
-  private void walk(String path, JsonNode node, Visitor visitor) {
-    node = resolve(node);
-    visitor.visit(path, node);
-    String prefix = path.isEmpty() ? "" : path + ".";
-    for (Map.Entry<String, JsonNode> property : node.path("properties").properties()) {
-      walk(prefix + property.getKey(), property.getValue(), visitor);
-    }
-    JsonNode items = resolve(node.path("items"));
-    if (items.has("properties")) {
-      for (Map.Entry<String, JsonNode> property : items.get("properties").properties()) {
-        walk(path + "[]." + property.getKey(), property.getValue(), visitor);
-      }
-    }
-  }
-
-  // A local $ref ("#/$defs/port") with its siblings (a description) laid over the target.
-  private JsonNode resolve(JsonNode node) {
-    if (!node.has("$ref")) {
-      return node;
-    }
-    String ref = node.get("$ref").asText();
-    assertThat(ref).startsWith("#/");
-    ObjectNode merged = schema.at(ref.substring(1)).deepCopy();
-    assertThat(merged.isEmpty()).as("$ref %s resolves", ref).isFalse();
-    for (Map.Entry<String, JsonNode> field : node.properties()) {
-      if (!"$ref".equals(field.getKey())) {
-        merged.set(field.getKey(), field.getValue());
-      }
-    }
-    return merged;
-  }
-
-  private static Set<String> names(JsonNode node) {
-    Set<String> names = new HashSet<>();
-    node.path("properties").fieldNames().forEachRemaining(names::add);
-    return names;
-  }
-
-  private static List<JsonNode> allNodes(JsonNode node) {
-    List<JsonNode> nodes = new ArrayList<>();
-    if (node.isContainerNode()) {
-      nodes.add(node);
-      node.forEach(child -> nodes.addAll(allNodes(child)));
-    }
-    return nodes;
-  }
-
-  /** What is wrong with {@code value} under {@code declared}; empty when it matches. */
-  private List<String> validate(JsonNode declared, JsonNode value, String at) {
-    JsonNode node = resolve(declared);
-    List<String> problems = new ArrayList<>();
-    String where = at.isEmpty() ? "(top)" : at;
-    node.fieldNames()
-        .forEachRemaining(
-            keyword ->
-                assertThat(KEYWORDS.contains(keyword) || ANNOTATIONS.contains(keyword))
-                    .as("keyword '%s' is unknown to ClusterSchemaTest.validate: teach it", keyword)
-                    .isTrue());
-    String type = node.path("type").asText("");
-    boolean typed =
-        switch (type) {
-          case "" -> true;
-          case "object" -> value.isObject();
-          case "array" -> value.isArray();
-          case "string" -> value.isTextual();
-          // as the parser reads them: 1.0 is not an integer, and it must fit an int
-          case "integer" -> value.isIntegralNumber() && value.canConvertToInt();
-          case "number" -> value.isNumber();
-          case "boolean" -> value.isBoolean();
-          default -> throw new AssertionError("unknown type " + type);
-        };
-    if (!typed) {
-      problems.add(where + ": not a " + type);
-      return problems;
-    }
-    if (node.has("enum")) {
-      boolean listed = false;
-      for (JsonNode allowed : node.get("enum")) {
-        listed |= allowed.equals(value);
-      }
-      if (!listed) {
-        problems.add(where + ": " + value + " is not one of " + node.get("enum"));
-      }
-    }
-    if (node.has("minimum") && value.doubleValue() < node.get("minimum").doubleValue()) {
-      problems.add(where + ": below " + node.get("minimum"));
-    }
-    if (node.has("maximum") && value.doubleValue() > node.get("maximum").doubleValue()) {
-      problems.add(where + ": above " + node.get("maximum"));
-    }
-    if (node.has("exclusiveMinimum")
-        && value.doubleValue() <= node.get("exclusiveMinimum").doubleValue()) {
-      problems.add(where + ": not above " + node.get("exclusiveMinimum"));
-    }
-    if (node.has("minLength") && value.textValue().length() < node.get("minLength").intValue()) {
-      problems.add(where + ": shorter than " + node.get("minLength"));
-    }
-    if (node.has("pattern")
-        && !Pattern.compile(node.get("pattern").asText()).matcher(value.textValue()).find()) {
-      problems.add(where + ": does not match " + node.get("pattern"));
-    }
-    if (value.isObject()) {
-      node.path("required")
-          .forEach(
-              key -> {
-                if (!value.has(key.asText())) {
-                  problems.add(where + ": key '" + key.asText() + "' is missing");
-                }
-              });
-      String prefix = at.isEmpty() ? "" : at + ".";
-      for (Map.Entry<String, JsonNode> field : value.properties()) {
-        JsonNode property = node.path("properties").get(field.getKey());
-        if (property == null) {
-          // every object of the schema is closed (schema_isDraft202012_everyObjectClosed)
-          problems.add(where + ": key '" + field.getKey() + "' is not declared");
-        } else {
-          problems.addAll(validate(property, field.getValue(), prefix + field.getKey()));
-        }
-      }
-    }
-    if (value.isArray()) {
-      if (node.has("minItems") && value.size() < node.get("minItems").intValue()) {
-        problems.add(where + ": fewer than " + node.get("minItems") + " items");
-      }
-      Set<JsonNode> seen = new HashSet<>();
-      for (int i = 0; i < value.size(); i++) {
-        if (node.path("uniqueItems").asBoolean() && !seen.add(value.get(i))) {
-          problems.add(where + ": " + value.get(i) + " twice");
-        }
-        problems.addAll(validate(node.get("items"), value.get(i), at + "[" + i + "]"));
-      }
-    }
-    return problems;
   }
 
   // -- one key changed to another valid value

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Timeout;
 class TaskCallbacksRouteTest {
   private static final String TOKEN =
       TaskTokens.mint(
-          TaskTokens.appKey(FrontendTest.SECRET, "hello"),
+          TaskTokens.appKey(FrontendFixture.SECRET, "hello"),
           new TaskToken("hello", "exec-1", "exec-1/Approve#1"));
   private static final byte[] MEMBER = "the-timer's-bytes".getBytes(StandardCharsets.UTF_8);
   private static final byte[] TIMERS = Keys.timers().getBytes(StandardCharsets.UTF_8);
@@ -65,7 +65,7 @@ class TaskCallbacksRouteTest {
   @BeforeEach
   void deployHello() {
     bus.call("FLUSHALL", c -> c.flushall());
-    bus.set(Keys.app("hello"), FrontendTest.APP_DOC.getBytes(StandardCharsets.UTF_8), null);
+    bus.set(Keys.app("hello"), FrontendFixture.APP_DOC.getBytes(StandardCharsets.UTF_8), null);
     bus.call("ZADD", c -> c.zadd(TIMERS, FAR, MEMBER));
   }
 
@@ -102,9 +102,9 @@ class TaskCallbacksRouteTest {
     agent.start();
     frontend =
         Frontend.create(
-            FrontendTest.config(redis.socket(), agent.getAddress().getPort(), 256),
+            FrontendFixture.config(redis.socket(), agent.getAddress().getPort(), 256),
             0,
-            FrontendTest::lookup);
+            FrontendFixture::lookup);
     frontend.start();
   }
 
@@ -139,7 +139,8 @@ class TaskCallbacksRouteTest {
     long before = System.currentTimeMillis();
 
     HttpResponse<String> response =
-        post("/v1/tasks/" + TOKEN + "/success", "{\"output\": {\"ok\": 1}}", FrontendTest.BEARER);
+        post(
+            "/v1/tasks/" + TOKEN + "/success", "{\"output\": {\"ok\": 1}}", FrontendFixture.BEARER);
 
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.body()).isEqualTo("{\"status\":\"SUCCEEDED\"}");
@@ -162,7 +163,7 @@ class TaskCallbacksRouteTest {
     bus.set(Keys.result("exec-1"), failed.toBytes(), null);
 
     HttpResponse<String> response =
-        post("/v1/tasks/" + TOKEN + "/success", "{\"output\": 1}", FrontendTest.BEARER);
+        post("/v1/tasks/" + TOKEN + "/success", "{\"output\": 1}", FrontendFixture.BEARER);
 
     assertThat(response.statusCode()).isEqualTo(409);
     assertThat(json(response).get("error").asText())
@@ -177,7 +178,7 @@ class TaskCallbacksRouteTest {
     start(200, "{\"status\":\"FAILED\",\"host\":\"host-9\",\"member\":\"AQID\"}");
 
     HttpResponse<String> response =
-        post("/v1/tasks/" + TOKEN + "/failure", "{\"error\": \"No\"}", FrontendTest.BEARER);
+        post("/v1/tasks/" + TOKEN + "/failure", "{\"error\": \"No\"}", FrontendFixture.BEARER);
 
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(json(response).get("status").asText()).isEqualTo("FAILED");
@@ -190,7 +191,7 @@ class TaskCallbacksRouteTest {
     start(409, "{\"error\":\"the task is no longer waiting: timed out: States.Timeout\"}");
 
     HttpResponse<String> response =
-        post("/v1/tasks/" + TOKEN + "/heartbeat", "", FrontendTest.BEARER);
+        post("/v1/tasks/" + TOKEN + "/heartbeat", "", FrontendFixture.BEARER);
 
     assertThat(response.statusCode()).isEqualTo(409);
     assertThat(json(response).get("error").asText()).contains("timed out: States.Timeout");
@@ -216,7 +217,7 @@ class TaskCallbacksRouteTest {
     String big = "{\"output\": \"" + "x".repeat(256 * 1024) + "\"}";
 
     HttpResponse<String> response =
-        post("/v1/tasks/" + TOKEN + "/success", big, FrontendTest.BEARER);
+        post("/v1/tasks/" + TOKEN + "/success", big, FrontendFixture.BEARER);
 
     assertThat(response.statusCode()).isEqualTo(413);
     assertThat(received.get()).isNull();
@@ -227,16 +228,16 @@ class TaskCallbacksRouteTest {
   void malformedRequests_refused() throws Exception {
     start(200, "{}");
 
-    assertThat(post("/v1/tasks/not-a-token/success", "{}", FrontendTest.BEARER).statusCode())
+    assertThat(post("/v1/tasks/not-a-token/success", "{}", FrontendFixture.BEARER).statusCode())
         .isEqualTo(400);
-    assertThat(post("/v1/tasks/" + TOKEN + "/cancel", "{}", FrontendTest.BEARER).statusCode())
+    assertThat(post("/v1/tasks/" + TOKEN + "/cancel", "{}", FrontendFixture.BEARER).statusCode())
         .isEqualTo(404);
     HttpResponse<String> get =
         http.send(
             HttpRequest.newBuilder(
                     URI.create(
                         "http://127.0.0.1:" + frontend.port() + "/v1/tasks/" + TOKEN + "/success"))
-                .header("Authorization", FrontendTest.BEARER)
+                .header("Authorization", FrontendFixture.BEARER)
                 .GET()
                 .build(),
             HttpResponse.BodyHandlers.ofString());

@@ -53,7 +53,7 @@ class TriggerRoutesTest {
   @BeforeEach
   void start() throws Exception {
     bus.call("FLUSHALL", c -> c.flushall());
-    bus.set(Keys.app("hello"), FrontendTest.APP_DOC.getBytes(StandardCharsets.UTF_8), null);
+    bus.set(Keys.app("hello"), FrontendFixture.APP_DOC.getBytes(StandardCharsets.UTF_8), null);
     agent = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     agent.createContext(
         "/v1/apps/",
@@ -69,9 +69,9 @@ class TriggerRoutesTest {
     agent.start();
     frontend =
         Frontend.create(
-            FrontendTest.config(redis.socket(), agent.getAddress().getPort(), 256),
+            FrontendFixture.config(redis.socket(), agent.getAddress().getPort(), 256),
             0,
-            FrontendTest::lookup);
+            FrontendFixture::lookup);
     frontend.start();
   }
 
@@ -84,7 +84,7 @@ class TriggerRoutesTest {
   private HttpResponse<String> send(String method, String path) throws Exception {
     return http.send(
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + frontend.port() + path))
-            .header("Authorization", FrontendTest.BEARER)
+            .header("Authorization", FrontendFixture.BEARER)
             .method(method, HttpRequest.BodyPublishers.noBody())
             .timeout(Duration.ofSeconds(20))
             .build(),
