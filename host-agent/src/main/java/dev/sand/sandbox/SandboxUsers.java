@@ -103,32 +103,30 @@ public final class SandboxUsers {
    */
   private int claim(String app) {
     synchronized (SandboxUsers.class) {
-      try {
-        Files.createDirectories(registry.getParent());
-        try (FileChannel channel =
-            FileChannel.open(
-                registry,
-                StandardOpenOption.CREATE,
-                StandardOpenOption.READ,
-                StandardOpenOption.WRITE)) {
-          channel.lock(); // released when the channel closes
-          ByteBuffer registered = readAll(channel);
-          int top = Math.max(highest, highestIn(registered));
-          if (top == Integer.MAX_VALUE) {
-            throw new SandboxException("sandbox uids in " + registry + " are exhausted", null);
-          }
-          int uid = top + 1;
-          // after a torn last line, a line of its own: joined to it, this uid would not count
-          boolean torn = registered.limit() > 0 && registered.get(registered.limit() - 1) != '\n';
-          String line = (torn ? "\n" : "") + uid + " " + file.toAbsolutePath() + " " + app + "\n";
-          channel.write(ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8)), channel.size());
-          channel.force(true);
-          return uid;
+      try (FileChannel channel = open(registry, StandardOpenOption.READ)) {
+        channel.lock(); // released when the channel closes
+        ByteBuffer registered = readAll(channel);
+        int top = Math.max(highest, highestIn(registered));
+        if (top == Integer.MAX_VALUE) {
+          throw new SandboxException("sandbox uids in " + registry + " are exhausted", null);
         }
+        int uid = top + 1;
+        // after a torn last line, a line of its own: joined to it, this uid would not count
+        boolean torn = registered.limit() > 0 && registered.get(registered.limit() - 1) != '\n';
+        String line = (torn ? "\n" : "") + uid + " " + file.toAbsolutePath() + " " + app + "\n";
+        channel.write(ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8)), channel.size());
+        channel.force(true);
+        return uid;
       } catch (IOException e) {
         throw new SandboxException("cannot claim a sandbox uid in " + registry + ": " + e, e);
       }
     }
+  }
+
+  /** {@code file} opened to write (and {@code mode}), created with its directory if need be. */
+  private static FileChannel open(Path file, StandardOpenOption mode) throws IOException {
+    Files.createDirectories(file.getParent());
+    return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE, mode);
   }
 
   private static ByteBuffer readAll(FileChannel channel) throws IOException {
@@ -156,17 +154,9 @@ public final class SandboxUsers {
   }
 
   private static void append(Path file, String line) {
-    try {
-      Files.createDirectories(file.getParent());
-      try (FileChannel out =
-          FileChannel.open(
-              file,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.WRITE,
-              StandardOpenOption.APPEND)) {
-        out.write(ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8)));
-        out.force(true);
-      }
+    try (FileChannel out = open(file, StandardOpenOption.APPEND)) {
+      out.write(ByteBuffer.wrap(line.getBytes(StandardCharsets.UTF_8)));
+      out.force(true);
     } catch (IOException e) {
       throw new SandboxException("cannot record a sandbox uid in " + file + ": " + e, e);
     }
