@@ -205,10 +205,11 @@ def kafka_spec(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSp
 
 # A node that joins a ring gossips with its seed before it takes tokens; Cassandra waits this
 # long for the ring's state, and again for its pending ranges to spread (the seed itself, and a
-# single node, wait 0: cassandra-jvm17.options). 2 s: the joiner starts once the nodes before it
-# are ready, on one machine's bridge, where gossip goes round once a second and nothing writes
-# yet (the agents start after the nodes); 5 s took 10 of a join's 19 s (decision 0037).
-JOIN_RING_DELAY_MS = 2000
+# single node, wait 0: cassandra-jvm17.options). 5 s, not less: the seed's ring delay of 0 makes
+# it drop a joiner that has no tokens yet from gossip at once ("FatClient ... removing"), and
+# with 2 s a joiner, checking before it had heard the seed again, failed "Unable to contact any
+# seeds" in one make test run (decision 0042).
+JOIN_RING_DELAY_MS = 5000
 
 
 def cassandra_spec(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSpec:
