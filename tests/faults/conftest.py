@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sand.client import SandClient
 
-from tests.faults.load import Fault, Load, Outcome, Struck, await_all, recovery
+from tests.faults.load import Fault, Load, Outcome, Recovery, Struck, await_all, recovery
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
 APPS = Path(__file__).parent / "apps"
@@ -268,10 +268,15 @@ def _agent_logs(cluster: MultiHostCluster) -> dict[str, Path]:
     return {h: cluster.config.state_dir / "hosts" / h / "logs" / "host-agent.log" for h in HOSTS}
 
 
+def recovery_after(cluster: MultiHostCluster, faults: list[Fault]) -> Recovery:
+    """What the agents' logs say of the recovery after the first of ``faults``."""
+    return recovery(_agent_logs(cluster), faults[0].began)
+
+
 def survivors_took_over(cluster: MultiHostCluster, faults: list[Fault]) -> None:
     """Prints where the recovery time went and asserts that the hosts left alive took the
     dead ones' work over (replayed what they had taken, delivered what they had not)."""
-    report = recovery(_agent_logs(cluster), faults[0].began)
+    report = recovery_after(cluster, faults)
     print(report)
     dead = {host for fault in faults for host in fault.struck.hosts}
     by_survivors = sum(n for host, n in report.taken_over.items() if host not in dead)

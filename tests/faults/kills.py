@@ -5,6 +5,7 @@ gone: a kill that hit nothing fails the test instead of passing it with "0 lost"
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 
 import psutil
@@ -67,3 +68,31 @@ def stop_cluster(cluster: MultiHostCluster) -> Struck:
     _assert_gone(running, "the cluster stopped")
     hosts = tuple(plan.id for plan in cluster.config.host_plans)
     return Struck(hosts=hosts, pids=tuple(running))
+
+
+def _set_link(veth: str, state: str) -> None:
+    subprocess.run(["ip", "link", "set", veth, state], check=True)
+
+
+def _link_state(veth: str) -> str:
+    out = subprocess.run(
+        ["ip", "-o", "link", "show", veth], check=True, capture_output=True, text=True
+    ).stdout
+    return "down" if "state DOWN" in out or "<BROADCAST,MULTICAST>" in out else "up"
+
+
+def cut_host(cluster: MultiHostCluster, host: str, seconds: float) -> Struck:
+    """``host``'s link to the others down for ``seconds``, then up again: nothing is killed
+    (its processes live on, its Redis still takes the frontends' calls over its socket), but
+    it can reach no broker, node or agent of the others, nor they it. The others take its
+    work over; when it comes back it must not lose or wrongly repeat what they recovered."""
+    veth = next(p.veth for p in cluster.config.host_plans if p.id == host)
+    assert veth is not None, f"{host} has no link of its own"
+    _set_link(veth, "down")
+    try:
+        assert _link_state(veth) == "down", f"{veth} did not go down"
+        time.sleep(seconds)
+    finally:
+        _set_link(veth, "up")
+    assert _link_state(veth) == "up", f"{veth} did not come back up"
+    return Struck(hosts=(host,))

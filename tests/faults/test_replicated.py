@@ -1,8 +1,9 @@
 """The replicated global layer under load (issue 26, decision 0042): three hosts, each with a
 Kafka broker and a Cassandra node of its own in its namespace (`sand up --hosts 3
 --replicated`); topics of 3 replicas, 2 in sync for a write; the keyspace of 3 replicas,
-read and written by local quorum. A broker and a node killed alone, and a whole host with
-its broker and node: calls go on being accepted, and nothing accepted is lost.
+read and written by local quorum. A broker and a node killed alone, a whole host with its
+broker and node, and a host cut off the network for 10 s (nothing killed): calls go on being
+accepted, and nothing accepted is lost.
 
 The module starts its own cluster (build/test-state-repl, ports + 400), apart from the other
 fault tests' unreplicated one."""
@@ -24,11 +25,12 @@ from tests.faults.conftest import (
     RELAY,
     ROUNDS,
     deploy_fault_apps,
+    recovery_after,
     run_with_faults,
     survivors_took_over,
     whole,
 )
-from tests.faults.kills import kill_host, kill_service
+from tests.faults.kills import cut_host, kill_host, kill_service
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.faults]
@@ -51,6 +53,7 @@ FANOUT_HERE = replace(FANOUT, reruns_per_fault=4)
 # for the chain over 5 host kills). What proves the test is nothing lost, work in flight on
 # the victim, and calls accepted once the faults were on.
 LOAD_FLOOR = 0.3
+CUT_S = 10.0
 
 
 def _state_dir() -> Path:
@@ -144,3 +147,27 @@ def test_hostKilledUnderLoad_itsBrokerAndNodeWithIt_nothingAcceptedIsLost(
             min_share=LOAD_FLOOR,
         )
         survivors_took_over(cluster, faults)
+
+
+@pytest.mark.timeout(300 * ROUNDS)
+def test_hostCutOffTheNetwork_thenBack_nothingAcceptedIsLost(cluster: MultiHostCluster) -> None:
+    """A host's link is down for 10 s, its processes alive: its broker is fenced and its
+    node is down for the others, but its agent goes on with the work on its own bus (its
+    Redis still takes the frontends' calls), and backs it up once the link is back. Whether
+    the others take its partitions over meanwhile depends on where the group's coordinator
+    was (in the first runs they did not: it moved only after the link was back), so that is
+    printed, not asserted. Every accepted execution ends once with the right output, and a
+    grain that ran on both sides stays within the module's bound on reruns."""
+    for n in range(ROUNDS):
+        whole(cluster)
+        victim = random.choice(HOSTS)
+        _, _, faults = run_with_faults(
+            cluster,
+            f"{victim} cut off the network for {CUT_S:.0f} s (round {n + 1})",
+            [(random.uniform(2, 4), partial(cut_host, cluster, victim, CUT_S))],
+            apps=(RELAY_HERE, FANOUT_HERE),
+            duration_s=14,
+            settle_s=5,
+            min_share=LOAD_FLOOR,
+        )
+        print(recovery_after(cluster, faults))

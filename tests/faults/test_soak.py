@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import random
 import statistics
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -39,7 +38,7 @@ from tests.faults.conftest import (
     deploy_fault_apps,
     load_of,
 )
-from tests.faults.kills import kill_host, kill_service
+from tests.faults.kills import cut_host, kill_host, kill_service
 from tests.faults.load import Fault, Load, Outcome, Struck, await_all
 from tests.integration.multihost import MultiHostCluster, multihost_cluster
 
@@ -79,31 +78,6 @@ def _restore(cluster: MultiHostCluster) -> None:
     await_everywhere(cluster, (SOAK_RELAY, SOAK_FANOUT), timeout_s=240)
 
 
-def _link(plan_veth: str, state: str) -> None:
-    subprocess.run(["ip", "link", "set", plan_veth, state], check=True)
-
-
-def _link_is(plan_veth: str) -> str:
-    out = subprocess.run(
-        ["ip", "-o", "link", "show", plan_veth], check=True, capture_output=True, text=True
-    ).stdout
-    return "down" if "state DOWN" in out or "<BROADCAST,MULTICAST>" in out else "up"
-
-
-def _cut(cluster: MultiHostCluster, host: str) -> Struck:
-    """The host's link to the others down for ``CUT_S`` (its processes live on, its Redis
-    still takes the frontends' calls over its socket), then up again."""
-    veth = next(p.veth for p in cluster.config.host_plans if p.id == host)
-    assert veth is not None, f"{host} has no link of its own"
-    _link(veth, "down")
-    try:
-        assert _link_is(veth) == "down", f"{veth} did not go down"
-        time.sleep(CUT_S)
-    finally:
-        _link(veth, "up")
-    return Struck(hosts=(host,))
-
-
 @dataclass(frozen=True)
 class SoakFault:
     name: str
@@ -140,7 +114,7 @@ def _host_during_recovery(cluster: MultiHostCluster, hosts: list[str]) -> Struck
 
 
 def _partition(cluster: MultiHostCluster, hosts: list[str]) -> Struck:
-    struck = _cut(cluster, hosts[0])
+    struck = cut_host(cluster, hosts[0], CUT_S)
     _restore(cluster)
     return struck
 

@@ -13,6 +13,7 @@ Compiled paths are cached; all functions are pure and thread-safe.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,8 +90,18 @@ def _parse_reference_steps(text: str) -> tuple[Step, ...]:
 
 
 def _bracket_end(text: str, start: int) -> int:
+    for i in _unquoted(text, start + 1):
+        if text[i] == "]":
+            return i
+    raise PathSyntaxError("unclosed '['")
+
+
+def _unquoted(text: str, start: int = 0) -> Iterator[int]:
+    """The offsets, from ``start`` on, of the characters of ``text`` outside quoted names
+    (``'...'`` or ``"..."``, in which a backslash escapes the next character), the quotes
+    left out: a ``]`` or ``,`` inside a name neither closes a bracket nor splits a union."""
     quote = ""
-    i = start + 1
+    i = start
     while i < len(text):
         ch = text[i]
         if quote:
@@ -101,10 +112,9 @@ def _bracket_end(text: str, start: int) -> int:
                 quote = ""
         elif ch in "'\"":
             quote = ch
-        elif ch == "]":
-            return i
+        else:
+            yield i
         i += 1
-    raise PathSyntaxError("unclosed '['")
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,27 +249,13 @@ def _split_union(text: str) -> list[str] | None:
 
 
 def _split_top_commas(inner: str) -> list[str]:
-    parts, current, quote = [], [], ""
-    i = 0
-    while i < len(inner):
-        ch = inner[i]
-        if quote:
-            if ch == "\\" and i + 1 < len(inner):
-                current.append(inner[i : i + 2])
-                i += 2
-                continue
-            if ch == quote:
-                quote = ""
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ",":
-            parts.append("".join(current))
-            current = []
-            i += 1
-            continue
-        current.append(ch)
-        i += 1
-    parts.append("".join(current))
+    parts: list[str] = []
+    begin = 0
+    for i in _unquoted(inner):
+        if inner[i] == ",":
+            parts.append(inner[begin:i])
+            begin = i + 1
+    parts.append(inner[begin:])
     return parts
 
 

@@ -5,6 +5,7 @@ import dev.sand.agent.apps.Executions;
 import dev.sand.bridge.kafka.KafkaBridge;
 import dev.sand.bus.EventCodec;
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.redis.TakerSlot;
 import dev.sand.bus.thrift.EventFlag;
 import dev.sand.bus.thrift.EventKind;
 import dev.sand.bus.thrift.EventMessage;
@@ -167,7 +168,7 @@ public final class EventLoops implements AutoCloseable {
   // -- agent queue -------------------------------------------------------------------------------
 
   private void agentQueueLoop() {
-    RedisLocalBus.Taker taker = null;
+    TakerSlot taker = new TakerSlot();
     while (running) {
       try {
         RedisLocalBus bus = redis.get();
@@ -175,10 +176,7 @@ public final class EventLoops implements AutoCloseable {
           sleep(200);
           continue;
         }
-        if (taker == null) {
-          taker = bus.taker();
-        }
-        Optional<byte[]> raw = taker.take(Keys.agent(hostId), TAKE_TIMEOUT);
+        Optional<byte[]> raw = taker.on(bus).take(Keys.agent(hostId), TAKE_TIMEOUT);
         if (raw.isPresent()) {
           onAgentEvent(raw.get());
           // each invocation leaves several copies here: take what else is waiting in one call
@@ -190,16 +188,11 @@ public final class EventLoops implements AutoCloseable {
         }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("agent queue loop error; retrying");
-        if (taker != null) {
-          taker.close();
-          taker = null;
-        }
+        taker.close();
         sleep(500);
       }
     }
-    if (taker != null) {
-      taker.close();
-    }
+    taker.close();
   }
 
   void onAgentEvent(byte[] raw) {

@@ -1,6 +1,7 @@
 package dev.sand.agent.data;
 
 import dev.sand.bus.redis.RedisLocalBus;
+import dev.sand.bus.redis.TakerSlot;
 import dev.sand.contracts.DataReply;
 import dev.sand.contracts.DataRequest;
 import dev.sand.contracts.Keys;
@@ -82,7 +83,7 @@ public final class DataRequests implements AutoCloseable {
   }
 
   private void takeLoop() {
-    RedisLocalBus.Taker taker = null;
+    TakerSlot taker = new TakerSlot();
     while (running) {
       try {
         RedisLocalBus bus = redis.get();
@@ -94,26 +95,18 @@ public final class DataRequests implements AutoCloseable {
           sleep(TAKE_TIMEOUT.toMillis());
           continue;
         }
-        if (taker == null) {
-          taker = bus.taker();
-        }
         Optional<RedisLocalBus.Taken> taken =
-            taker.takeAny(new ArrayList<>(appByQueue.keySet()), TAKE_TIMEOUT);
+            taker.on(bus).takeAny(new ArrayList<>(appByQueue.keySet()), TAKE_TIMEOUT);
         if (taken.isPresent()) {
           onRequest(appByQueue.get(taken.get().queue()), taken.get().value());
         }
       } catch (RuntimeException e) {
         LOG.atWarn().addKeyValue("error", e.toString()).log("data request loop error; retrying");
-        if (taker != null) {
-          taker.close();
-          taker = null;
-        }
+        taker.close();
         sleep(500);
       }
     }
-    if (taker != null) {
-      taker.close();
-    }
+    taker.close();
   }
 
   /** Handles one request of {@code app} (the app whose list it came from). */
