@@ -24,14 +24,18 @@ export function ExecutionsPage() {
     return getJson<ExecutionList>(`/v1/executions?${q}`);
   }, [app, status, since, page]);
 
-  // While some execution on the page runs, the page follows it.
+  // The page follows the cluster while some execution on it runs, and always on the first page:
+  // an execution's end reaches the listing (Cassandra, through the history topic) a moment after
+  // its own document, so a run that just ended may still be missing from a status filter, and
+  // new runs start at the top.
   const anyRunning = (list.data?.executions ?? []).some((x) => x.status === "RUNNING");
+  const follow = anyRunning || page === null;
   const reload = list.reload;
   useEffect(() => {
-    if (!anyRunning) return;
+    if (!follow) return;
     const t = window.setInterval(() => reload(true), 5000);
     return () => window.clearInterval(t);
-  }, [anyRunning, reload]);
+  }, [follow, reload]);
 
   const setFilter = (key: string, value: string) => {
     const next = new URLSearchParams(params);
