@@ -5,10 +5,13 @@ with ``--dist loadgroup``; decision 0037)."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests import cpu_report
 
 _TESTS = Path(__file__).parent
 _INTEGRATION = _TESTS / "integration"
@@ -90,3 +93,34 @@ def no_leftovers() -> Iterator[None]:
     from tests.integration.conftest import USED_STATE_DIRS, assert_no_leftovers
 
     assert_no_leftovers(USED_STATE_DIRS)
+
+
+_RUN_STARTED: list[tuple[float, cpu_report.MachineCpu]] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The controller names the run's CPU log (tests/cpu_report.py); the xdist workers it
+    starts inherit the name with its environment."""
+    if hasattr(config, "workerinput"):
+        return
+    log = _TESTS.parent / "build" / f"test-cpu-{os.getpid()}.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.unlink(missing_ok=True)
+    os.environ[cpu_report.LOG_ENV] = str(log)
+    _RUN_STARTED.append((time.monotonic(), cpu_report.MachineCpu.now()))
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """A run that started clusters ends with what they cost in CPU, by part (issue 27)."""
+    if not _RUN_STARTED or cpu_report.LOG_ENV not in os.environ:
+        return
+    log = Path(os.environ[cpu_report.LOG_ENV])
+    records = cpu_report.read(log)
+    log.unlink(missing_ok=True)
+    if not records:
+        return
+    started, machine = _RUN_STARTED[0]
+    used = cpu_report.MachineCpu.now().since(machine)
+    terminalreporter.write_sep("=", "CPU seconds by cluster and part (tests/cpu_report.py)")
+    for line in cpu_report.table(records, used, time.monotonic() - started):
+        terminalreporter.write_line(line)

@@ -231,14 +231,21 @@ def test_javaServices_everyMemoryRegionHasACeiling() -> None:
 @pytest.mark.parametrize("quick", [False, True])
 def test_quickJit_c1OnlyForTheAgentKafkaAndCassandra_frontendsAlways(quick: bool) -> None:
     """``cluster.quick_jit`` (short-lived clusters) stops the agent's, Kafka's and
-    Cassandra's JIT at C1; the frontends run C1 only either way (decision 0030)."""
+    Cassandra's JIT at C1 and turns the bytecode verifier off in every JVM; the frontends
+    run C1 only either way (decision 0030)."""
     from sand.cluster.services import build_services
+    from sand.cluster.specs import QUICK_START
 
     config = load_config(env={}, overrides={"cluster": {"quick_jit": quick}})
     assert config.quick_jit is quick
     c1_only = {s.name for s in build_services(config) if "-XX:TieredStopAtLevel=1" in s.argv}
     heavy = {"host-agent", "kafka", "cassandra"}
     assert c1_only == ({"frontend-1", "frontend-2"} | (heavy if quick else set()))
+    # and a quick cluster's JVMs skip the bytecode verifier, every one; the others verify
+    unverified = {s.name for s in build_services(config) if QUICK_START[1] in s.argv}
+    java = {s.name for s in build_services(config) if s.argv[0] == "java"}
+    assert java >= heavy | {"frontend-1", "frontend-2"}
+    assert unverified == (java if quick else set())
 
 
 def test_quickJit_notABoolean_namesKey() -> None:

@@ -25,6 +25,7 @@ from sand.cluster.specs import (
     C1_ONLY,
     LAYER_AGENTS,
     LAYER_WAY_IN,
+    QUICK_START,
     ServiceSpec,
     in_netns,
     log_path,
@@ -228,6 +229,7 @@ def _java_service(
     # alone costs the same per call as C2's, and C2 itself burned 1-1.5 ms of CPU per call
     # for the first 10,000s of calls (decision 0030). The agent's C1 code cost 60 % more.
     compilers = C1_ONLY if quick_compiler_only else ()
+    unverified = QUICK_START if config.quick_jit else ()  # a test cluster's (specs.QUICK_START)
     return (
         "java",
         f"-Xmx{heap_mb}m",
@@ -236,6 +238,7 @@ def _java_service(
         "-XX:ReservedCodeCacheSize=128m",
         "-XX:+UseSerialGC",
         *compilers,
+        *unverified,
         f"-Dsand.service={name}",
         "-jar",
         str(jar),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sand.cluster import probes
 from sand.cluster.config import ClusterConfig
-from sand.cluster.specs import C1_ONLY, ServiceSpec, in_netns, log_path, render
+from sand.cluster.specs import C1_ONLY, QUICK_START, ServiceSpec, in_netns, log_path, render
 from sand.cluster.topology import HostPlan
 
 KAFKA_MAIN = "kafka.Kafka"
@@ -38,9 +38,13 @@ def _store_jvm(config: ClusterConfig, heap_mb: int, *options: str) -> tuple[str,
     from the first minute), its own ``options``, and, for a short-lived cluster
     (``cluster.quick_jit``), C1 only: measured in a test stack's first minutes, C2's
     compiler threads took about half the CPU of Kafka, Cassandra and the agent (decision
-    0037)."""
-    quick = C1_ONLY if config.quick_jit else ()
+    0037); no bytecode verifier either (``QUICK_START``)."""
+    quick = _quick_jvm(config)
     return ("java", f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", *options, *quick)
+
+
+def _quick_jvm(config: ClusterConfig) -> tuple[str, ...]:
+    return (*C1_ONLY, *QUICK_START) if config.quick_jit else ()
 
 
 def _kafka_cluster_id(config: ClusterConfig) -> str:
@@ -163,6 +167,7 @@ def kafka_spec(config: ClusterConfig, plan: HostPlan | None = None) -> ServiceSp
             subprocess.run(
                 [
                     "java",
+                    *_quick_jvm(config),
                     "-cp",
                     f"{lib}/*",
                     f"-Dlog4j2.configurationFile={log4j}",
