@@ -41,18 +41,19 @@ unit: setup
 # it starts stay on one worker; each worker that needs the suite's cluster starts its own
 # (ports + 300 per worker). Then, with the machine to itself, what measures under load: the
 # fault scenarios (clusters restarted under load) and the `quiet` tests (CPU shares, latency
-# ratios). --durations: each phase ends with its 15 slowest tests (where the time goes).
+# ratios). --durations: each phase ends with its 15 slowest tests (where the time goes), and
+# SAND_TEST_CPU_REPORT with the CPU seconds each part of the machine used (tests/cpu_report.py).
 WORKERS ?= 3
 integration: setup
 	@$(MAKE) --no-print-directory SETUP_DONE=1 integration-parallel
 	@$(MAKE) --no-print-directory SETUP_DONE=1 integration-serial
 
 integration-parallel: setup
-	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and not faults and not quiet" \
+	SAND_TEST_CPU_REPORT=1 SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and not faults and not quiet" \
 	  -n $(WORKERS) --dist loadgroup --no-loadscope-reorder --durations=15 tests
 
 integration-serial: setup
-	SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and (faults or quiet) and not soak" \
+	SAND_TEST_CPU_REPORT=1 SAND_TEST_STATE=$(TEST_STATE) $(VENV)/bin/pytest -q -m "integration and (faults or quiet) and not soak" \
 	  --durations=15 tests
 
 # The linters, JUnit and the Python unit tests run beside the parallel phase of the integration
@@ -68,13 +69,13 @@ test: setup
 # They start clusters of several hosts of their own (build/test-state-faults, ports + 5000;
 # the replicated one's build/test-state-repl, + 400).
 test-faults: setup
-	SAND_FAULT_ROUNDS=$(or $(ROUNDS),5) $(VENV)/bin/pytest -q -s -p no:cacheprovider -m "faults and not soak" tests
+	SAND_TEST_CPU_REPORT=1 SAND_FAULT_ROUNDS=$(or $(ROUNDS),5) $(VENV)/bin/pytest -q -s -p no:cacheprovider -m "faults and not soak" tests
 
 # The soak (issue 26): the replicated three-host stack for 30 minutes (SOAK_S seconds) of
 # mixed load with a random fault every 2-4 minutes; a table per fault and the services'
 # memory at 5 minutes and at the end (build/test-state-soak, ports + 800).
 test-soak: setup
-	SAND_SOAK_S=$(or $(SOAK_S),1800) $(VENV)/bin/pytest -q -s -p no:cacheprovider -m soak tests
+	SAND_TEST_CPU_REPORT=1 SAND_SOAK_S=$(or $(SOAK_S),1800) $(VENV)/bin/pytest -q -s -p no:cacheprovider -m soak tests
 
 # The benchmark suite: its peers (Celery, RQ, Ray) and plotting are installed only here,
 # so `make test` stays lean. FULL=1 runs the long profile; QUICK=1 only the figures of the path's cost.

@@ -5,7 +5,6 @@ with ``--dist loadgroup``; decision 0037)."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -95,32 +94,23 @@ def no_leftovers() -> Iterator[None]:
     assert_no_leftovers(USED_STATE_DIRS)
 
 
-_RUN_STARTED: list[tuple[float, cpu_report.MachineCpu]] = []
+_SAMPLER: list[cpu_report.CpuSampler] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The controller names the run's CPU log (tests/cpu_report.py); the xdist workers it
-    starts inherit the name with its environment."""
-    if hasattr(config, "workerinput"):
+    """The controller of a run that asks for it (``SAND_TEST_CPU_REPORT=1``: the Makefile's
+    integration and fault targets) samples the machine's CPU by part while the run lasts
+    (tests/cpu_report.py); not an xdist worker: the controller sees their processes too."""
+    if hasattr(config, "workerinput") or os.environ.get(cpu_report.REPORT_ENV) != "1":
         return
-    log = _TESTS.parent / "build" / f"test-cpu-{os.getpid()}.jsonl"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    log.unlink(missing_ok=True)
-    os.environ[cpu_report.LOG_ENV] = str(log)
-    _RUN_STARTED.append((time.monotonic(), cpu_report.MachineCpu.now()))
+    _SAMPLER.append(cpu_report.CpuSampler().start())
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """A run that started clusters ends with what they cost in CPU, by part (issue 27)."""
-    if not _RUN_STARTED or cpu_report.LOG_ENV not in os.environ:
+    """It ends with where the CPU went (issue 27)."""
+    if not _SAMPLER:
         return
-    log = Path(os.environ[cpu_report.LOG_ENV])
-    records = cpu_report.read(log)
-    log.unlink(missing_ok=True)
-    if not records:
-        return
-    started, machine = _RUN_STARTED[0]
-    used = cpu_report.MachineCpu.now().since(machine)
-    terminalreporter.write_sep("=", "CPU seconds by cluster and part (tests/cpu_report.py)")
-    for line in cpu_report.table(records, used, time.monotonic() - started):
+    use = _SAMPLER.pop().stop()
+    terminalreporter.write_sep("=", "CPU seconds by part, machine-wide (tests/cpu_report.py)")
+    for line in cpu_report.table(use):
         terminalreporter.write_line(line)

@@ -21,8 +21,6 @@ from sand.cluster.config import ClusterConfig, load_config
 from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Supervisor
 
-from tests import cpu_report
-
 # Private ports: the defaults + 10000, + $SAND_TEST_PORT_OFFSET (say 500) so that a second
 # checkout can run the suite at the same time on this machine (with its own SAND_TEST_STATE).
 PORT_OFFSET = int(os.environ.get("SAND_TEST_PORT_OFFSET", "0"))
@@ -200,7 +198,6 @@ def cluster(cluster_config: ClusterConfig) -> Iterator[Supervisor]:
         supervisor.up()
     ensure_admin_token(cluster_config)  # as `sand up` does
     yield supervisor
-    cpu_report.record(cluster_config.state_dir, [p.state_dir for p in cluster_config.host_plans])
     supervisor.down()
 
 

@@ -36,7 +36,6 @@ from sand.cluster.image import ensure_base_image
 from sand.cluster.supervisor import Started, Supervisor
 from sand.credentials import INTERNAL_HEADER
 
-from tests import cpu_report
 from tests.integration.conftest import (
     PORT_OFFSET,
     QUICK_JIT,
@@ -153,8 +152,6 @@ def multihost_cluster(
         ensure_admin_token(cluster.config)  # as `sand up` does
         yield cluster
     finally:
-        config = cluster.config
-        cpu_report.record(config.state_dir, [p.state_dir for p in config.host_plans])
         cluster.down()
 
 

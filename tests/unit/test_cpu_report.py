@@ -1,31 +1,42 @@
-"""The CPU table a test run ends with (tests/cpu_report.py)."""
+"""The CPU table an integration run ends with (tests/cpu_report.py)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import psutil
 import pytest
 
 from tests import cpu_report
 
-BUSY = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+# burns 0.4 s of CPU, then sleeps until killed; its command line names no part but python's
+BUSY = (
+    "import time\nend = time.process_time() + 0.4\n"
+    "while time.process_time() < end: pass\ntime.sleep(60)\n"
+)
 
 
 @pytest.mark.parametrize(
     ("cmdline", "part"),
     [
-        ("java -Xmx512m -cp lib/* kafka.Kafka conf/kafka.properties", "kafka"),
+        ("java -Xmx512m -Dsand.state=/s -cp lib/* kafka.Kafka conf/kafka.properties", "kafka"),
         ("java -cp x org.apache.cassandra.service.CassandraDaemon", "cassandra"),
-        ("java -jar /s/lib/host-agent-17.jar --config c.json", "host-agent"),
-        ("java -jar /s/lib/frontend-17.jar --port 28081", "frontend"),
+        ("java -Dsand.service=host-1/host-agent -jar /s/lib/host-agent-17.jar", "host-agent"),
+        ("java -Dsand.service=frontend-1 -jar /s/lib/frontend-17.jar --port 1", "frontend"),
+        ("java -jar target/surefire/surefirebooter1.jar", "junit"),
         ("/usr/bin/redis-server /s/conf/redis.conf", "redis"),
         ("nginx: worker process", "nginx"),
-        ("/usr/bin/dockerd --data-root /s/data/docker", "dockerd"),
-        ("python3 -m sand.cli status", "other"),
+        ("/usr/bin/dockerd --data-root /s/data/docker", "docker"),
+        ("/usr/lib/chromium/chromium --headless", "browser"),
+        ("python3 /s/sandbox/sand_worker/jail.py", "grain-workers"),
+        (".venv/bin/python -c import sys;exec(eval(sys.stdin.readline()))", "pytest"),
+        (".venv/bin/pytest -q -n 3 tests", "pytest"),
+        (".venv/bin/mypy sdk-python/src", "linters"),
+        ("python3 -m sand.cli status", "python, other"),
+        ("kworker/0:1", "other"),
     ],
 )
 def test_partOf_namesThePartACommandLineRuns(cmdline: str, part: str) -> None:
@@ -40,57 +51,70 @@ def test_machineCpu_busyIsAllButIdleAndIowait() -> None:
     assert cpu.since(cpu_report.MachineCpu(1.0, 8.0)) == cpu_report.MachineCpu(0.5, 0.5)
 
 
-def test_clusterCpu_countsALiveProcessByItsPart() -> None:
-    child = subprocess.Popen([sys.executable, "-c", BUSY + "time.sleep(30)\n"])
+def _fake_process(proc: Path, pid: int, cmdline: str, cpu_ticks: int, started: int = 7) -> None:
+    """A /proc/PID as the sampler reads it: stat with utime and stime (fields 14 and 15, split
+    between them) and the start time (22), and cmdline."""
+    (proc / str(pid)).mkdir(exist_ok=True)
+    after_name = ["S", *["0"] * 10, str(cpu_ticks - cpu_ticks // 2), str(cpu_ticks // 2)]
+    after_name += ["0"] * 6 + [str(started)] + ["0"] * 5
+    (proc / str(pid) / "stat").write_text(f"{pid} (a (b) c) {' '.join(after_name)}\n")
+    (proc / str(pid) / "cmdline").write_bytes(cmdline.replace(" ", "\0").encode())
+
+
+def test_sampler_countsWhatEachProcessUsedDuringTheRun_byItsPart(tmp_path: Path) -> None:
+    hz = os.sysconf("SC_CLK_TCK")
+    _fake_process(tmp_path, 10, "java -cp x kafka.Kafka", 50 * hz)  # before the run
+    _fake_process(tmp_path, 11, "/usr/bin/redis-server", 5 * hz)
+    (tmp_path / "self").mkdir()  # not a pid
+    sampler = cpu_report.CpuSampler(proc=tmp_path, interval_s=3600)  # looks only when told
+    _fake_process(tmp_path, 10, "java -cp x kafka.Kafka", 52 * hz)  # +2 s
+    _fake_process(tmp_path, 12, "java org.apache.cassandra.service.CassandraDaemon", 3 * hz)
+    sampler._sample()
+    shutil.rmtree(tmp_path / "11")  # redis ended, unseen in its last 2 s
+    _fake_process(tmp_path, 12, "java org.apache.cassandra.service.CassandraDaemon", 4 * hz)
+    # pid 10 reused by a new process: all of its CPU is the run's
+    _fake_process(tmp_path, 10, "/usr/bin/redis-server", 1 * hz, started=99)
+    use = sampler.start().stop()
+    assert {k: v for k, v in use.parts.items() if k != cpu_report.UNSEEN} == {
+        "kafka": 2.0,
+        "cassandra": 4.0,
+        "redis": 1.0,
+    }
+    assert use.parts[cpu_report.UNSEEN] == max(0.0, use.machine.busy_s - 7.0)
+
+
+def test_sampler_onThisMachine_seesAProcessItStartedBurnCpu() -> None:
+    sampler = cpu_report.CpuSampler(interval_s=0.1).start()
+    busy = subprocess.Popen([sys.executable, "-c", BUSY])
     try:
-        process = psutil.Process(child.pid)
-        while process.cpu_times().user + process.cpu_times().system < 0.25:
-            pass
-        parts = cpu_report.cluster_cpu([process], cgroups=[])
+        _busy_until_sleeping(busy.pid)
+        use = sampler.stop()
     finally:
-        child.kill()
-        child.wait()
-    assert set(parts) == {"other"} and 0.25 <= parts["other"] < 5
+        busy.kill()
+        busy.wait()
+    assert use.parts["python, other"] >= 0.4
+    assert use.machine.busy_s >= 0.4 and use.wall_s > 0
+    assert sum(use.parts.values()) >= use.machine.busy_s - 1e-6
 
 
-def test_clusterCpu_aSandboxCgroupsUsage_countedOnceUnderSandboxes(tmp_path: Path) -> None:
-    cgroup = tmp_path / "sand-abc"
-    (cgroup / "app-1").mkdir(parents=True)
-    (cgroup / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\n")
-    (cgroup / "app-1" / "cgroup.procs").write_text(f"{psutil.Process().pid}\n")
-    # this very process sits in the sandbox: its own CPU is in the cgroup's, not again
-    parts = cpu_report.cluster_cpu([psutil.Process()], cgroups=[cgroup])
-    assert parts == {"sandboxes": 2.5}
+def _busy_until_sleeping(pid: int) -> None:
+    stat = Path(f"/proc/{pid}/stat")
+    while True:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") >= 0.4:
+            return
 
 
-def test_recordThenRead_linesOfTheRunInTheOrderTheyStopped(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    log = tmp_path / "cpu.jsonl"
-    monkeypatch.setenv(cpu_report.LOG_ENV, str(log))
-    cpu_report.record(tmp_path / "no-cluster-a", [])
-    cpu_report.record(tmp_path / "no-cluster-b", [])
-    assert cpu_report.read(log) == [("no-cluster-a", {}), ("no-cluster-b", {})]
-    monkeypatch.delenv(cpu_report.LOG_ENV)
-    cpu_report.record(tmp_path / "unlogged", [])
-    assert len(cpu_report.read(log)) == 2
-
-
-def test_table_columnsLargestFirst_aRowPerClusterAndInAll() -> None:
-    records = [
-        ("test-state", {"kafka": 10.0, "cassandra": 30.0}),
-        ("test-state-gw1", {"cassandra": 20.0, "host-agent": 5.0}),
+def test_table_machineThenPartsLargestFirst_underASecondLeftOut() -> None:
+    use = cpu_report.CpuUse(
+        machine=cpu_report.MachineCpu(120.0, 80.0),
+        wall_s=100.0,
+        parts={"kafka": 30.0, "cassandra": 60.0, "nginx": 0.4, cpu_report.UNSEEN: 29.6},
+    )
+    lines = cpu_report.table(use, cores=2)
+    assert lines[0] == "machine: 120 CPU-s busy, 80 idle over 100 s (60% of 2 cores)"
+    assert [line.split() for line in lines[1:]] == [
+        ["cassandra", "60.0", "s", "50%"],
+        ["kafka", "30.0", "s", "25%"],
+        [cpu_report.UNSEEN, "29.6", "s", "25%"],
     ]
-    lines = cpu_report.table(records, cpu_report.MachineCpu(120.0, 80.0), wall_s=100.0)
-    cores = psutil.cpu_count()
-    assert lines[0].startswith("machine: 120 CPU-s busy, 80 idle over 100 s")
-    assert lines[0].endswith(f"({120 / (100 * cores):.0%} of {cores} cores)")
-    assert lines[1].split() == ["cluster", "cassandra", "kafka", "host-agent", "total"]
-    assert lines[2].split() == ["test-state", "30.0", "10.0", "0.0", "40.0"]
-    assert lines[3].split() == ["test-state-gw1", "20.0", "0.0", "5.0", "25.0"]
-    assert lines[4].split() == ["in", "all", "50.0", "10.0", "5.0", "65.0"]
-
-
-def test_table_noClusters_onlyTheMachine() -> None:
-    lines = cpu_report.table([], cpu_report.MachineCpu(1.0, 1.0), wall_s=1.0)
-    assert len(lines) == 1 and lines[0].startswith("machine:")

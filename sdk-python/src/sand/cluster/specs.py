@@ -96,6 +96,6 @@ C1_ONLY = ("-XX:TieredStopAtLevel=1",)
 # A short-lived test cluster's JVMs (`cluster.quick_jit`) also skip the bytecode verifier for
 # the classes of their classpath: the project's own jars and the pinned Kafka and Cassandra
 # releases, never tenant code (grains run in Python sandboxes). Measured on a one-host test
-# stack, its JVMs used 16 % less CPU to be ready (28.0 s -> 23.4 s), a Kafka storage format
-# half (decision 0037). `make run` and `make bench` verify as usual.
+# stack, its JVMs used 7 % less CPU to be ready (medians of 3, 23.0 s -> 21.4 s; decision
+# 0037). `make run` and `make bench` verify as usual.
 QUICK_START = ("-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote")
