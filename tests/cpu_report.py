@@ -22,8 +22,8 @@ from pathlib import Path
 
 import psutil
 
-# The first needle found in a process's command line names its part; order matters (a
-# frontend's jar path may sit in a state dir whose name says "host-agent", never the reverse).
+# The first needle found in a process's command line names its part: the specific ones first
+# (every JVM's command line holds "java", a grain worker's "python").
 _PARTS = (
     ("kafka.Kafka", "kafka"),
     ("CassandraDaemon", "cassandra"),

@@ -238,12 +238,13 @@ def test_quickJit_c1OnlyForTheAgentKafkaAndCassandra_frontendsAlways(quick: bool
 
     config = load_config(env={}, overrides={"cluster": {"quick_jit": quick}})
     assert config.quick_jit is quick
-    c1_only = {s.name for s in build_services(config) if "-XX:TieredStopAtLevel=1" in s.argv}
+    services = build_services(config)
+    c1_only = {s.name for s in services if "-XX:TieredStopAtLevel=1" in s.argv}
     heavy = {"host-agent", "kafka", "cassandra"}
     assert c1_only == ({"frontend-1", "frontend-2"} | (heavy if quick else set()))
     # and a quick cluster's JVMs skip the bytecode verifier, every one; the others verify
-    unverified = {s.name for s in build_services(config) if QUICK_START[1] in s.argv}
-    java = {s.name for s in build_services(config) if s.argv[0] == "java"}
+    unverified = {s.name for s in services if QUICK_START[1] in s.argv}
+    java = {s.name for s in services if s.argv[0] == "java"}
     assert java >= heavy | {"frontend-1", "frontend-2"}
     assert unverified == (java if quick else set())
 

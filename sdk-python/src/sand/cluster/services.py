@@ -25,11 +25,11 @@ from sand.cluster.specs import (
     C1_ONLY,
     LAYER_AGENTS,
     LAYER_WAY_IN,
-    QUICK_START,
     ServiceSpec,
     in_netns,
     log_path,
     render,
+    unverified,
 )
 from sand.cluster.stores import cassandra_spec, kafka_spec
 from sand.cluster.topology import HostPlan
@@ -229,7 +229,6 @@ def _java_service(
     # alone costs the same per call as C2's, and C2 itself burned 1-1.5 ms of CPU per call
     # for the first 10,000s of calls (decision 0030). The agent's C1 code cost 60 % more.
     compilers = C1_ONLY if quick_compiler_only else ()
-    unverified = QUICK_START if config.quick_jit else ()  # a test cluster's (specs.QUICK_START)
     return (
         "java",
         f"-Xmx{heap_mb}m",
@@ -238,7 +237,7 @@ def _java_service(
         "-XX:ReservedCodeCacheSize=128m",
         "-XX:+UseSerialGC",
         *compilers,
-        *unverified,
+        *unverified(config),
         f"-Dsand.service={name}",
         "-jar",
         str(jar),

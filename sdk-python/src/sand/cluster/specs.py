@@ -99,3 +99,8 @@ C1_ONLY = ("-XX:TieredStopAtLevel=1",)
 # stack, its JVMs used 7 % less CPU to be ready (medians of 3, 23.0 s -> 21.4 s; decision
 # 0037). `make run` and `make bench` verify as usual.
 QUICK_START = ("-XX:+UnlockDiagnosticVMOptions", "-XX:-BytecodeVerificationRemote")
+
+
+def unverified(config: ClusterConfig) -> tuple[str, ...]:
+    """``QUICK_START`` for a short-lived cluster's JVMs, nothing for the others."""
+    return QUICK_START if config.quick_jit else ()

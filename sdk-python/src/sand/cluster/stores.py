@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sand.cluster import probes
 from sand.cluster.config import ClusterConfig
-from sand.cluster.specs import C1_ONLY, QUICK_START, ServiceSpec, in_netns, log_path, render
+from sand.cluster.specs import C1_ONLY, ServiceSpec, in_netns, log_path, render, unverified
 from sand.cluster.topology import HostPlan
 
 KAFKA_MAIN = "kafka.Kafka"
@@ -44,7 +44,7 @@ def _store_jvm(config: ClusterConfig, heap_mb: int, *options: str) -> tuple[str,
 
 
 def _quick_jvm(config: ClusterConfig) -> tuple[str, ...]:
-    return (*C1_ONLY, *QUICK_START) if config.quick_jit else ()
+    return (*C1_ONLY, *unverified(config)) if config.quick_jit else ()
 
 
 def _kafka_cluster_id(config: ClusterConfig) -> str:
